@@ -1,0 +1,1 @@
+"""Sixty-three Arena. The rules engine here imports only the standard library."""

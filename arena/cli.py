@@ -1,0 +1,42 @@
+"""The `arena` command: one subcommand module per area, each imported only when used."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from arena.errors import ArenaError
+
+# Each module defines `register(subparsers)`, adding its subcommands with `func` set.
+# Modules import their heavy dependencies (grpc, redis, flask, sqlalchemy) inside `func`.
+COMMAND_MODULES = [
+    "arena.commands.local",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arena", description="Sixty-three Arena: play, rank and replay card-game bots."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ArenaError as exc:
+        print(f"arena {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"arena {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
