@@ -84,6 +84,9 @@ class Ruleset:
         if self.redeal is Redeal.DRAW4 and not self.dealer_picks:
             raise BadRuleset("dealer_picks false only applies to the refill re-deal")
 
+    def __hash__(self) -> int:  # the points mapping is not hashable by itself
+        return hash(repr(self.parameters()))
+
     @property
     def deck_size(self) -> int:
         return 53 if self.joker else 52

@@ -1,0 +1,38 @@
+"""Rating statistics over game results between bot versions: Elo, Bradley–Terry, pairs, SPRT."""
+
+from __future__ import annotations
+
+from arena.ratings.bradley_terry import BotRating, BradleyTerryFit, bradley_terry
+from arena.ratings.elo import EloHistoryPoint, EloTable, elo_ratings, expected_score
+from arena.ratings.pairs import PairStats, head_to_head, pair_table
+from arena.ratings.probability import (
+    ELO_PER_NAT,
+    elo_from_score,
+    normal_cdf,
+    normal_quantile,
+    score_from_elo,
+)
+from arena.ratings.results import GameResult, RatingError, Score
+from arena.ratings.sprt import Sprt
+
+__all__ = [
+    "ELO_PER_NAT",
+    "BotRating",
+    "BradleyTerryFit",
+    "EloHistoryPoint",
+    "EloTable",
+    "GameResult",
+    "PairStats",
+    "RatingError",
+    "Score",
+    "Sprt",
+    "bradley_terry",
+    "elo_from_score",
+    "elo_ratings",
+    "expected_score",
+    "head_to_head",
+    "normal_cdf",
+    "normal_quantile",
+    "pair_table",
+    "score_from_elo",
+]

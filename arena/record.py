@@ -1,0 +1,49 @@
+"""Game records as RECORD.md specifies: a header line, the engine's events, one JSON per line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from arena.game import Event, Game, team_of
+from arena.rulesets import RULESETS, Ruleset
+
+RECORD_FORMAT = "sixty-three/1"
+
+
+def header(
+    game: Game, agents: Sequence[str], game_id: str, **extra: Any
+) -> dict[str, Any]:
+    """The first line. A named ruleset is written by name; a custom one with every parameter."""
+    ruleset: str | dict[str, Any] = game.ruleset.name
+    if RULESETS.get(game.ruleset.name) != game.ruleset:
+        ruleset = game.ruleset.parameters()
+    out: dict[str, Any] = {
+        "record": RECORD_FORMAT,
+        "ruleset": ruleset,
+        "game_id": game_id,
+        "first_dealer": game.first_dealer,
+        "seed": game.seed,
+        "seats": [{"seat": s, "team": team_of(s), "agent": agents[s]} for s in range(4)],
+    }
+    out.update(extra)
+    return out
+
+
+def dumps(line: dict[str, Any]) -> str:
+    return json.dumps(line, separators=(",", ":"), ensure_ascii=False)
+
+
+def to_jsonl(head: dict[str, Any], events: Iterable[Event]) -> str:
+    return "".join(dumps(line) + "\n" for line in (head, *events))
+
+
+def game_record(game: Game, agents: Sequence[str], game_id: str, **extra: Any) -> str:
+    return to_jsonl(header(game, agents, game_id, **extra), game.events)
+
+
+def ruleset_of(head: dict[str, Any]) -> Ruleset:
+    from arena.rulesets import ruleset_from_header
+
+    return ruleset_from_header(head["ruleset"])

@@ -1,0 +1,161 @@
+"""Opening a database by URL: engine, sessions, SQLite pragmas and schema migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Engine,
+    create_engine,
+    event,
+    insert,
+    inspect,
+    make_url,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.engine import URL
+from sqlalchemy.orm import Session, sessionmaker
+
+from arena.storage.errors import SchemaTooNew
+from arena.storage.models import Base, SchemaVersion
+
+# How long a SQLite writer waits for another one before giving up; workers share one file.
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+# Any constant will do: it only has to be the same for every arena process on one server.
+_PG_MIGRATION_LOCK = 0x63_A2E4A
+
+
+def _create_all(conn: Connection) -> None:
+    Base.metadata.create_all(conn)
+
+
+# MIGRATIONS[i] takes a database from version i to version i + 1. A fresh database gets
+# Base.metadata.create_all and is stamped with the latest version directly, so every later
+# step must leave the schema exactly as the models in models.py describe it.
+MIGRATIONS: list[Callable[[Connection], None]] = [
+    _create_all,  # version 1
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class Database:
+    """An engine and a session factory for one database URL."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.sessions = sessionmaker(engine, expire_on_commit=False)
+
+    @property
+    def url(self) -> URL:
+        return self.engine.url
+
+    @property
+    def dialect(self) -> str:
+        """'sqlite' or 'postgresql'."""
+        return self.engine.dialect.name
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session closed on exit; repository write functions commit themselves."""
+        with self.sessions() as session:
+            yield session
+
+    def schema_version(self) -> int:
+        with self.engine.connect() as conn:
+            return _current_version(conn) or 0
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.dispose()
+
+    def __repr__(self) -> str:
+        return f"<Database {self.url.render_as_string(hide_password=True)}>"
+
+
+def open_database(url: str | URL, **engine_kwargs: Any) -> Database:
+    """Connect to `url`, creating or upgrading the schema, and return the Database.
+
+    SQLite files get WAL mode, foreign keys and a busy timeout on every connection;
+    their parent directory is created. PostgreSQL URLs may carry libpq parameters such
+    as `?options=-csearch_path%3Dmyschema`.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        engine = _sqlite_engine(parsed, engine_kwargs)
+    else:
+        engine_kwargs.setdefault("pool_pre_ping", True)
+        engine = create_engine(parsed, **engine_kwargs)
+    _migrate(engine)
+    return Database(engine)
+
+
+def _sqlite_engine(url: URL, engine_kwargs: dict[str, Any]) -> Engine:
+    if url.database and url.database != ":memory:" and not url.database.startswith("file:"):
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    connect_args = dict(engine_kwargs.pop("connect_args", {}))
+    connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
+    connect_args.setdefault("check_same_thread", False)
+    engine = create_engine(url, connect_args=connect_args, **engine_kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn: sqlite3.Connection, _record: object) -> None:
+        cursor = dbapi_conn.cursor()
+        try:
+            # WAL lets the dashboard read while a worker writes; NORMAL is safe under WAL.
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        finally:
+            cursor.close()
+
+    return engine
+
+
+def _current_version(conn: Connection) -> int | None:
+    if not inspect(conn).has_table(SchemaVersion.__tablename__):
+        return None
+    return conn.execute(select(SchemaVersion.version).where(SchemaVersion.id == 1)).scalar()
+
+
+def _migrate(engine: Engine) -> None:
+    """Bring the schema to SCHEMA_VERSION, one process at a time."""
+    with engine.connect() as conn:
+        # Take the lock before looking, so two workers starting together do not both
+        # create tables: an advisory lock on PostgreSQL, the write lock on SQLite.
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
+        elif conn.dialect.name == "sqlite":
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        version = _current_version(conn)
+        if version is None:
+            _create_all(conn)
+            conn.execute(insert(SchemaVersion).values(id=1, version=SCHEMA_VERSION))
+        elif version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"database schema is version {version}, newer than this arena's "
+                f"{SCHEMA_VERSION}: upgrade the arena package"
+            )
+        else:
+            for step in MIGRATIONS[version:]:
+                step(conn)
+            if version < SCHEMA_VERSION:
+                conn.execute(
+                    update(SchemaVersion)
+                    .where(SchemaVersion.id == 1)
+                    .values(version=SCHEMA_VERSION)
+                )
+        conn.commit()

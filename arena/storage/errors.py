@@ -1,0 +1,32 @@
+"""Errors the storage layer raises on purpose, each naming the row it is about."""
+
+from __future__ import annotations
+
+from arena.errors import ArenaError
+
+
+class StorageError(ArenaError):
+    """Base of storage errors: a request the database cannot honour as asked."""
+
+
+class NotFound(StorageError, LookupError):
+    """A bot, bot version, tournament, game set or game that does not exist."""
+
+    def __str__(self) -> str:  # LookupError would quote the whole message
+        return str(self.args[0]) if self.args else "not found"
+
+
+class VersionExists(StorageError):
+    """A name@version that is already registered; versions are never overwritten."""
+
+
+class AuthorMismatch(StorageError):
+    """A new version of a bot submitted under another author's name."""
+
+
+class BadResult(StorageError, ValueError):
+    """A game set result that does not fit the set it is recorded for."""
+
+
+class SchemaTooNew(StorageError):
+    """A database written by a newer arena than this one."""
