@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import Enum
+from enum import StrEnum
 
 from arena.cards import CARDS, Card, Suit, cards_text, parse_card, sort_key
 from arena.errors import UnparseableAction, UnparseableCard
 
 
-class ActionKind(str, Enum):
+class ActionKind(StrEnum):
     PASS = "pass"
     BID = "bid"
     TRUMP = "trump"

@@ -13,6 +13,7 @@ from arena.errors import ArenaError
 # Modules import their heavy dependencies (grpc, redis, flask, sqlalchemy) inside `func`.
 COMMAND_MODULES = [
     "arena.commands.local",
+    "arena.commands.bots",
 ]
 
 

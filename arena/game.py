@@ -81,6 +81,7 @@ class Game:
         self.dealer = (self.first_dealer - 1) % 4
         self.winner: int | None = None
         self.end_reason: str | None = None
+        self._legal: Legal | None = None
         self._start_hand()
 
     # ----------------------------------------------------------------------------- queries
@@ -132,6 +133,7 @@ class Game:
         if self.phase is Phase.GAME_OVER:
             raise GameOver(f"{str(action)!r} by seat {seat}: the game is over")
         to_act = self.to_act
+        assert to_act is not None  # only a finished game has nobody to act
         if seat is not None and seat != to_act:
             raise NotYourTurn(
                 f"{str(action)!r} by seat {seat} in phase {self.phase.value}: "
@@ -232,7 +234,7 @@ class Game:
         self._step_index = 0
         self.phase = Phase.AUCTION
         self.to_act: int | None = (self.dealer + 1) % 4
-        self._legal: Legal | None = None
+        self._legal = None
 
     # ----------------------------------------------------------------------------- auction
 
@@ -279,9 +281,7 @@ class Game:
             assert action.number is not None
             self.high_bid = action.number
             self.bidder = seat
-        if self.high_bid == MAX_BID or (
-            self.bidder is not None and sum(self.passed) == 3
-        ):
+        if self.high_bid == MAX_BID or (self.bidder is not None and sum(self.passed) == 3):
             self._end_auction()
             return
         nxt = (seat + 1) % 4

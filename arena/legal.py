@@ -5,13 +5,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from arena.actions import Action, ActionKind
 from arena.cards import Card, sort_key
 
 
-class Phase(str, Enum):
+class Phase(StrEnum):
     AUCTION = "auction"
     TRUMP = "trump"
     GIVE = "give"

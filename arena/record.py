@@ -12,9 +12,7 @@ from arena.rulesets import RULESETS, Ruleset
 RECORD_FORMAT = "sixty-three/1"
 
 
-def header(
-    game: Game, agents: Sequence[str], game_id: str, **extra: Any
-) -> dict[str, Any]:
+def header(game: Game, agents: Sequence[str], game_id: str, **extra: Any) -> dict[str, Any]:
     """The first line. A named ruleset is written by name; a custom one with every parameter."""
     ruleset: str | dict[str, Any] = game.ruleset.name
     if RULESETS.get(game.ruleset.name) != game.ruleset:

@@ -3,32 +3,44 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
 from arena.errors import BadRuleset, UnknownRuleset
 
 
-class Redeal(str, Enum):
+class Redeal(StrEnum):
     REFILL = "refill"
     DRAW4 = "draw4"
 
 
-class DirtFollow(str, Enum):
+class DirtFollow(StrEnum):
     ANY = "any"
     SUIT = "suit"
 
 
-class TwoScoresFor(str, Enum):
+class TwoScoresFor(StrEnum):
     PLAYER = "player"
     TRICK = "trick"
 
 
 # Point values of trump cards, by the key used in RULES.md §2's table ("O" = opposite five).
 POINT_KEYS = ("A", "K", "J", "T", "9", "5", "O", "3", "2", "JO")
-STANDARD_POINTS = {"A": 1, "K": 25, "J": 1, "T": 1, "9": 9, "5": 5, "O": 5, "3": 0, "2": 1, "JO": 15}
+STANDARD_POINTS = {
+    "A": 1,
+    "K": 25,
+    "J": 1,
+    "T": 1,
+    "9": 9,
+    "5": 5,
+    "O": 5,
+    "3": 0,
+    "2": 1,
+    "JO": 15,
+}
 TOTAL_POINTS = 63
 
 
@@ -40,7 +52,7 @@ class Ruleset:
     joker: bool = True
     min_bid: int = 40
     dealer_default: int | None = 25
-    points: MappingProxyType[str, int] = field(
+    points: Mapping[str, int] = field(
         default_factory=lambda: MappingProxyType(dict(STANDARD_POINTS))
     )
     target: int = 250

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arena.actions import Action, ActionKind
-from arena.cards import Card, Suit, sort_key
+from arena.cards import Card, Suit
 from arena.legal import Legal, Phase
 from arena.observation import Observation
 from arena.rulesets import get_ruleset
@@ -29,7 +29,8 @@ class GreedyPlayer:
             return self._choose_cards(legal, table)
         return self._play(obs, legal, table)
 
-    # The expected hand value: points held count fully, each trump wins about four more.
+    # The expected hand value: points held count fully, each trump wins about five more, and
+    # partner brings about ten.
     def _bid(self, obs: Observation, legal: Legal) -> Action:
         ruleset = get_ruleset(obs.ruleset)
         value = max(_suit_value(obs.hand, trump_table(ruleset, s)) for s in Suit)
@@ -82,15 +83,19 @@ class GreedyPlayer:
         led = table.suit_of[trick[0][1]]
         beating = [c for c in cards if _key(c, led, table) > winner_key]
         at_stake = sum(table.points[c] for _, c in trick)
-        if beating and (at_stake or any(table.points[c] for c in cards)):
-            if last_to_play or max(table.strength[c] for c in beating) > top_unseen:
-                return Action(ActionKind.PLAY, None, (min(beating, key=lambda c: table.strength[c]),))
+        worth_it = at_stake or any(table.points[c] for c in cards)
+        if (
+            beating
+            and worth_it
+            and (last_to_play or max(table.strength[c] for c in beating) > top_unseen)
+        ):
+            return Action(ActionKind.PLAY, None, (min(beating, key=lambda c: table.strength[c]),))
         return Action(ActionKind.PLAY, None, (min(cards, key=cheap),))
 
 
 def _suit_value(hand: tuple[Card, ...], table: TrumpTable) -> int:
     trumps = [c for c in hand if table.is_trump[c]]
-    return sum(table.points[c] for c in trumps) + 4 * len(trumps) + 6
+    return sum(table.points[c] for c in trumps) + 5 * len(trumps) + 10
 
 
 def _key(c: int, led: int, table: TrumpTable) -> int:
@@ -107,5 +112,3 @@ def _winning(trick: tuple[tuple[int, Card], ...], table: TrumpTable) -> tuple[in
         if k > best:
             best_seat, best = seat, k
     return best_seat, best
-
-

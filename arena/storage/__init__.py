@@ -25,7 +25,7 @@ from arena.storage.models import (
     TournamentFormat,
     TournamentState,
 )
-from arena.storage.repo import (
+from arena.storage.values import (
     FaultInfo,
     GameResult,
     HistoryEntry,

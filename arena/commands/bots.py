@@ -1,0 +1,159 @@
+"""`arena bots`: register bot directories, list, show, disable and re-enable bots."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from arena.storage import Bot, BotVersion, Database
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bots = subparsers.add_parser("bots", help="register and manage bots")
+    sub = bots.add_subparsers(dest="bots_command", metavar="ACTION", required=True)
+
+    add = sub.add_parser("add", help="register the bot in DIR (its bot.toml) as a new version")
+    add.add_argument("directory", metavar="DIR")
+    add.set_defaults(func=_add)
+
+    lst = sub.add_parser("list", help="list bots with their latest version")
+    lst.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    lst.add_argument("--enabled", action="store_true", help="leave out disabled bots")
+    lst.set_defaults(func=_list)
+
+    show = sub.add_parser("show", help="show a bot and all its versions")
+    show.add_argument("name", metavar="NAME")
+    show.add_argument("--json", action="store_true", help="print JSON instead of text")
+    show.set_defaults(func=_show)
+
+    disable = sub.add_parser("disable", help="stop scheduling a bot (its games stay)")
+    disable.add_argument("name", metavar="NAME")
+    disable.set_defaults(func=_disable, disabled=True)
+
+    enable = sub.add_parser("enable", help="schedule a disabled bot again")
+    enable.add_argument("name", metavar="NAME")
+    enable.set_defaults(func=_disable, disabled=False)
+
+
+def _open() -> Database:
+    from arena.config import database_url
+    from arena.storage import open_database
+
+    return open_database(database_url())
+
+
+def _add(args: argparse.Namespace) -> int:
+    from arena.registry import register_bot
+
+    with _open() as db, db.session() as session:
+        version = register_bot(session, args.directory)
+        print(f"registered {version.ref} (id {version.id}) from {version.directory}")
+        if version.bot.disabled:
+            print(f"note: bot {version.bot.name!r} is disabled; `arena bots enable` to play it")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from arena.storage import repo
+
+    with _open() as db, db.session() as session:
+        bots = repo.list_bots(session, include_disabled=not args.enabled)
+        if args.json:
+            print(json.dumps([_bot_json(bot, versions=False) for bot in bots], indent=2))
+            return 0
+        if not bots:
+            print("no bots registered; add one with `arena bots add DIR`")
+            return 0
+        rows: list[tuple[str, ...]] = [
+            ("NAME", "LATEST", "VERSIONS", "LANGUAGE", "AUTHOR", "STATE")
+        ]
+        for bot in bots:
+            latest = bot.latest
+            rows.append(
+                (
+                    bot.name,
+                    latest.version if latest else "-",
+                    str(len(bot.versions)),
+                    latest.language if latest else "-",
+                    bot.author,
+                    "disabled" if bot.disabled else "enabled",
+                )
+            )
+        _print_table(rows)
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from arena.storage import repo
+
+    with _open() as db, db.session() as session:
+        bot = repo.get_bot(session, args.name)
+        if args.json:
+            print(json.dumps(_bot_json(bot, versions=True), indent=2))
+            return 0
+        print(f"{bot.name} by {bot.author}{' (disabled)' if bot.disabled else ''}")
+        print(f"registered {bot.created:%Y-%m-%d %H:%M} UTC, {len(bot.versions)} version(s)")
+        for version in bot.versions:
+            print()
+            print(f"  {version.ref}  (id {version.id}, {version.created:%Y-%m-%d %H:%M} UTC)")
+            print(f"    language:  {version.language}")
+            print(f"    runs:      {_runs(version)}")
+            print(f"    directory: {version.directory}")
+            description = version.manifest.get("description")
+            if description:
+                print(f"    about:     {description}")
+    return 0
+
+
+def _disable(args: argparse.Namespace) -> int:
+    from arena.storage import repo
+
+    with _open() as db, db.session() as session:
+        bot = repo.set_bot_disabled(session, args.name, args.disabled)
+        print(f"{bot.name} is now {'disabled' if bot.disabled else 'enabled'}")
+    return 0
+
+
+def _runs(version: BotVersion) -> str:
+    import shlex
+
+    if version.command is not None:
+        return shlex.join(version.command)
+    return f"image {version.image}"
+
+
+def _bot_json(bot: Bot, *, versions: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": bot.name,
+        "author": bot.author,
+        "disabled": bot.disabled,
+        "created": bot.created.isoformat(),
+        "latest": bot.latest.ref if bot.latest else None,
+        "versions": len(bot.versions),
+    }
+    if versions:
+        out["versions"] = [
+            {
+                "ref": v.ref,
+                "id": v.id,
+                "version": v.version,
+                "language": v.language,
+                "command": v.command,
+                "image": v.image,
+                "directory": v.directory,
+                "created": v.created.isoformat(),
+                "manifest": v.manifest,
+            }
+            for v in bot.versions
+        ]
+    return out
+
+
+def _print_table(rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )

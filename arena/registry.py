@@ -1,0 +1,197 @@
+"""Bot registry: read and check a bot directory's bot.toml, then register it as a version."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from arena.errors import ArenaError
+
+if TYPE_CHECKING:  # sqlalchemy is only needed by callers that register
+    from sqlalchemy.orm import Session
+
+    from arena.storage.models import BotVersion
+
+MANIFEST_NAME = "bot.toml"
+REQUIRED_KEYS = ("name", "version", "author", "language")
+OPTIONAL_KEYS = ("command", "image", "description")
+ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
+NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,64}")
+# Versions appear in "name@version" and in file names, so they get the same alphabet plus '+'.
+VERSION_PATTERN = re.compile(r"[A-Za-z0-9._+-]{1,64}")
+
+
+class ManifestError(ArenaError, ValueError):
+    """A bot.toml that cannot be registered; the message says what to change."""
+
+
+class RegistrationRefused(ArenaError):
+    """A valid manifest the arena will not register (taken name, existing version)."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A checked bot.toml. `command` is split into words; `directory` is absolute."""
+
+    name: str
+    version: str
+    author: str
+    language: str
+    directory: Path
+    command: tuple[str, ...] | None = None
+    image: str | None = None
+    description: str = ""
+    raw: dict[str, Any] | None = None
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+def load_manifest(directory: str | os.PathLike[str]) -> Manifest:
+    """Read `directory/bot.toml` and check it; raises ManifestError naming the fix."""
+    bot_dir = Path(directory).resolve()
+    path = bot_dir / MANIFEST_NAME
+    if not bot_dir.is_dir():
+        raise ManifestError(f"{directory}: not a directory; give the bot's directory")
+    if not path.is_file():
+        raise ManifestError(f"{path}: missing; a bot directory needs a {MANIFEST_NAME}")
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"{path}: not valid TOML ({exc})") from None
+    return parse_manifest(data, bot_dir, source=str(path))
+
+
+def parse_manifest(data: dict[str, Any], bot_dir: Path, *, source: str = MANIFEST_NAME) -> Manifest:
+    """Check the keys of a parsed bot.toml against the rules of the registry."""
+    unknown = sorted(set(data) - set(ALLOWED_KEYS))
+    if unknown:
+        names = ", ".join(repr(k) for k in unknown)
+        raise ManifestError(
+            f"{source}: unknown key{'s' if len(unknown) > 1 else ''} {names}; "
+            f"allowed keys are {', '.join(ALLOWED_KEYS)}"
+        )
+    for key in REQUIRED_KEYS:
+        if key not in data:
+            raise ManifestError(f"{source}: missing required key {key!r}")
+    fields = {key: _string(data, key, source) for key in REQUIRED_KEYS}
+    name, version = fields["name"], fields["version"]
+    if not NAME_PATTERN.fullmatch(name):
+        raise ManifestError(
+            f"{source}: name {name!r} is not allowed; use 1 to 64 letters, digits, '-', '_' or '.'"
+        )
+    if not VERSION_PATTERN.fullmatch(version):
+        raise ManifestError(
+            f"{source}: version {version!r} is not allowed; "
+            "use 1 to 64 letters, digits, '-', '_', '.' or '+'"
+        )
+    description = _string(data, "description", source) if "description" in data else ""
+
+    has_command, has_image = "command" in data, "image" in data
+    if has_command == has_image:
+        which = "both" if has_command else "neither"
+        raise ManifestError(
+            f"{source}: has {which} of 'command' and 'image'; give exactly one: "
+            "command = [...] to run a program, or image = '...' to run a container"
+        )
+    command = _command(data["command"], bot_dir, source) if has_command else None
+    image = _string(data, "image", source) if has_image else None
+    if image is not None and any(ch.isspace() for ch in image):
+        raise ManifestError(f"{source}: image {image!r} contains whitespace")
+    return Manifest(
+        name=name,
+        version=version,
+        author=fields["author"],
+        language=fields["language"],
+        directory=bot_dir,
+        command=command,
+        image=image,
+        description=description,
+        raw=data,
+    )
+
+
+def _string(data: dict[str, Any], key: str, source: str) -> str:
+    value = data[key]
+    if not isinstance(value, str):
+        raise ManifestError(f"{source}: {key!r} must be a string, not {type(value).__name__}")
+    value = value.strip()
+    if not value and key != "description":
+        raise ManifestError(f"{source}: {key!r} is empty")
+    return value
+
+
+def _command(value: object, bot_dir: Path, source: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        try:
+            words = shlex.split(value)
+        except ValueError as exc:
+            raise ManifestError(f"{source}: command {value!r} cannot be split: {exc}") from None
+    elif isinstance(value, list) and all(isinstance(w, str) for w in value):
+        words = list(value)
+    else:
+        raise ManifestError(f"{source}: 'command' must be a list of strings or one string")
+    if not words or not words[0]:
+        raise ManifestError(f"{source}: 'command' is empty; name the program to run")
+    _check_executable(words[0], bot_dir, source)
+    return tuple(words)
+
+
+def _check_executable(exe: str, bot_dir: Path, source: str) -> None:
+    # The launcher runs the command from the bot directory, so a relative path is relative
+    # to it; a bare name may also be a program on PATH.
+    local = bot_dir / exe
+    if local.is_file():
+        if not os.access(local, os.X_OK):
+            raise ManifestError(
+                f"{source}: command {exe!r} is not executable; run `chmod +x {local}` "
+                "or start it with its interpreter (e.g. command = ['python3', ...])"
+            )
+        return
+    if "/" not in exe and shutil.which(exe) is not None:
+        return
+    raise ManifestError(
+        f"{source}: command {exe!r} not found on PATH nor as a file in {bot_dir}; "
+        "install it or fix the path"
+    )
+
+
+def register_bot(session: Session, directory: str | os.PathLike[str]) -> BotVersion:
+    """Check the bot in `directory` and store it as a new version; never overwrites."""
+    from arena.storage import repo
+    from arena.storage.errors import AuthorMismatch, VersionExists
+
+    manifest = load_manifest(directory)
+    existing = repo.find_bot(session, manifest.name)
+    if existing is not None and existing.author != manifest.author:
+        raise RegistrationRefused(
+            f"bot {manifest.name!r} is registered by {existing.author!r}, not "
+            f"{manifest.author!r}: choose another name"
+        )
+    if existing is not None and any(v.version == manifest.version for v in existing.versions):
+        raise RegistrationRefused(
+            f"{manifest.ref} is already registered; set a new version in "
+            f"{manifest.directory / MANIFEST_NAME} to register this code"
+        )
+    try:
+        return repo.add_bot_version(
+            session,
+            name=manifest.name,
+            version=manifest.version,
+            author=manifest.author,
+            language=manifest.language,
+            manifest=manifest.raw or {},
+            directory=str(manifest.directory),
+            command=list(manifest.command) if manifest.command is not None else None,
+            image=manifest.image,
+        )
+    except (AuthorMismatch, VersionExists) as exc:
+        raise RegistrationRefused(str(exc)) from None

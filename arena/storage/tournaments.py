@@ -1,0 +1,184 @@
+"""Tournaments and their game sets: creating, claiming, failing, progress."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from arena.storage.bots import get_version
+from arena.storage.errors import NotFound, StorageError
+from arena.storage.models import (
+    GameSet,
+    SetState,
+    Tournament,
+    TournamentFormat,
+    TournamentState,
+    utcnow,
+)
+from arena.storage.values import MAX_SEED, PlannedSet, Progress, game_set_id, new_tournament_id
+
+
+def _check_seed(seed: int, what: str) -> None:
+    if not 0 <= seed <= MAX_SEED:
+        raise StorageError(f"{what} seed {seed} is outside 0..2**63-1")
+
+
+def create_tournament(
+    session: Session,
+    *,
+    format: str,
+    ruleset: str,
+    seed: int,
+    sets_per_pair: int,
+    sets: Sequence[PlannedSet],
+    limits: Mapping[str, Any] | None = None,
+    nightly: bool = False,
+    tournament_id: str | None = None,
+    created: datetime | None = None,
+) -> Tournament:
+    """Store a tournament and all its game sets (state queued) in one transaction."""
+    fmt = TournamentFormat(format)
+    _check_seed(seed, "tournament")
+    tid = tournament_id or new_tournament_id(created)
+    tournament = Tournament(
+        id=tid,
+        format=fmt.value,
+        ruleset=ruleset,
+        seed=seed,
+        sets_per_pair=sets_per_pair,
+        limits=dict(limits or {}),
+        state=TournamentState.QUEUED.value,
+        created=created or utcnow(),
+        planned_sets=len(sets),
+        nightly=nightly,
+    )
+    session.add(tournament)
+    for index, planned in enumerate(sets):
+        _check_seed(planned.seed, f"set {index}")
+        if not 0 <= planned.first_dealer <= 3:
+            raise StorageError(f"set {index}: first dealer {planned.first_dealer} is not 0..3")
+        session.add(
+            GameSet(
+                id=game_set_id(tid, index),
+                tournament=tournament,
+                index=index,
+                bot_a_id=get_version(session, planned.bot_a).id,
+                bot_b_id=get_version(session, planned.bot_b).id,
+                seed=planned.seed,
+                first_dealer=planned.first_dealer,
+                state=SetState.QUEUED.value,
+                attempts=0,
+            )
+        )
+    try:
+        session.commit()
+    except IntegrityError as exc:
+        session.rollback()
+        raise StorageError(f"tournament {tid!r} could not be stored: {exc.orig}") from None
+    return tournament
+
+
+def get_tournament(session: Session, tournament_id: str) -> Tournament:
+    found = session.get(Tournament, tournament_id)
+    if found is None:
+        raise NotFound(f"no tournament {tournament_id!r}")
+    return found
+
+
+def list_tournaments(session: Session, *, limit: int = 100) -> list[Tournament]:
+    query = select(Tournament).order_by(Tournament.created.desc(), Tournament.id).limit(limit)
+    return list(session.scalars(query))
+
+
+def set_tournament_state(
+    session: Session, tournament_id: str, state: str, *, now: datetime | None = None
+) -> Tournament:
+    """Move a tournament to `state`, stamping started/finished the first time."""
+    new = TournamentState(state)
+    tournament = get_tournament(session, tournament_id)
+    tournament.state = new.value
+    stamp = now or utcnow()
+    if new is TournamentState.RUNNING and tournament.started is None:
+        tournament.started = stamp
+    if new in (TournamentState.FINISHED, TournamentState.FAILED):
+        tournament.finished = stamp
+    session.commit()
+    return tournament
+
+
+def get_game_set(session: Session, set_id: str) -> GameSet:
+    found = session.get(GameSet, set_id)
+    if found is None:
+        raise NotFound(f"no game set {set_id!r}")
+    return found
+
+
+def list_game_sets(
+    session: Session, tournament_id: str, *, state: str | None = None
+) -> list[GameSet]:
+    query = select(GameSet).where(GameSet.tournament_id == tournament_id)
+    if state is not None:
+        query = query.where(GameSet.state == SetState(state).value)
+    return list(session.scalars(query.order_by(GameSet.index)))
+
+
+def mark_set_running(session: Session, set_id: str, *, now: datetime | None = None) -> bool:
+    """Count an attempt at a set; False (and no change) if it is already done."""
+    result = session.execute(
+        update(GameSet)
+        .where(GameSet.id == set_id, GameSet.state != SetState.DONE.value)
+        .values(
+            state=SetState.RUNNING.value,
+            attempts=GameSet.attempts + 1,
+            started=now or utcnow(),
+            error=None,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    if rowcount(result) == 0:
+        get_game_set(session, set_id)  # raises NotFound for an unknown id
+        return False
+    return True
+
+
+def mark_set_failed(session: Session, set_id: str, error: str = "") -> bool:
+    """Mark a set failed; False (and no change) if it already has its result."""
+    result = session.execute(
+        update(GameSet)
+        .where(GameSet.id == set_id, GameSet.state != SetState.DONE.value)
+        .values(state=SetState.FAILED.value, error=error, finished=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    if rowcount(result) == 0:
+        get_game_set(session, set_id)
+        return False
+    return True
+
+
+def tournament_progress(session: Session, tournament_id: str) -> Progress:
+    tournament = get_tournament(session, tournament_id)
+    rows = session.execute(
+        select(GameSet.state, func.count())
+        .where(GameSet.tournament_id == tournament_id)
+        .group_by(GameSet.state)
+    ).all()
+    counts = {state: int(n) for state, n in rows}
+    return Progress(
+        total=tournament.planned_sets,
+        done=counts.get(SetState.DONE.value, 0),
+        failed=counts.get(SetState.FAILED.value, 0),
+        running=counts.get(SetState.RUNNING.value, 0),
+        queued=counts.get(SetState.QUEUED.value, 0),
+        by_state=counts,
+    )
+
+
+def rowcount(result: Any) -> int:
+    return int(getattr(result, "rowcount", 0) or 0)

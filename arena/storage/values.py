@@ -1,0 +1,125 @@
+"""Values callers hand to storage, and the deterministic ids of tournaments, sets, games."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from arena.storage.errors import NotFound
+from arena.storage.models import utcnow
+
+MAX_SEED = 2**63 - 1
+RECORD_COMPRESSION_LEVEL = 6
+
+VersionKey = int | str  # a bot_versions.id or "name@version"
+
+
+@dataclass(frozen=True)
+class PlannedSet:
+    """One game set of a tournament plan, before it is stored."""
+
+    bot_a: VersionKey
+    bot_b: VersionKey
+    seed: int
+    first_dealer: int = 0
+
+
+@dataclass(frozen=True)
+class FaultInfo:
+    """A fault the game master recorded for one seat."""
+
+    seat: int
+    kind: str
+    hand: int | None = None
+    detail: str = ""
+    stderr: str = ""
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """The outcome of one game of a set, as the worker hands it to storage.
+
+    `record` is the JSONL record, uncompressed; it is stored compressed and given back
+    byte for byte. `seed`, `first_dealer` and `ruleset` default to the set's and the
+    tournament's.
+    """
+
+    game_index: int
+    seats: Sequence[VersionKey]
+    scores: tuple[int, int]
+    winner: int | None
+    reason: str
+    hands: int
+    record: bytes
+    decisions: int = 0
+    think_ms: Sequence[int] = (0, 0, 0, 0)
+    forfeit_seat: int | None = None
+    faults: Sequence[FaultInfo] = ()
+    seed: int | None = None
+    first_dealer: int | None = None
+    ruleset: str | None = None
+    finished: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RatingRow:
+    """One line of a rating table, as the rater computes it."""
+
+    bot_version: VersionKey
+    elo: float
+    bt: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    games: int = 0
+    score: float = 0.0
+    forfeits: int = 0
+    last_played: datetime | None = None
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    bot_version: VersionKey
+    elo: float
+    game_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a tournament has got, counted in game sets."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    running: int = 0
+    queued: int = 0
+    by_state: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.total > 0 and self.done + self.failed == self.total
+
+
+# --- ids ---------------------------------------------------------------------------------
+
+
+def new_tournament_id(now: datetime | None = None) -> str:
+    """A fresh id like "t-20261129-3f9a"."""
+    return f"t-{(now or utcnow()):%Y%m%d}-{secrets.token_hex(2)}"
+
+
+def game_set_id(tournament_id: str, index: int) -> str:
+    return f"{tournament_id}-set-{index:05d}"
+
+
+def game_id(set_id: str, game_index: int) -> str:
+    return f"{set_id}-g{game_index}"
+
+
+def parse_ref(ref: str) -> tuple[str, str]:
+    """Split "name@version"; the version may not be empty."""
+    name, sep, version = ref.rpartition("@")
+    if not sep or not name or not version:
+        raise NotFound(f"{ref!r} is not a bot version: write it as name@version")
+    return name, version
