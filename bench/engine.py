@@ -67,9 +67,7 @@ def main() -> None:
             decisions, hands = decisions + d, hands + h
         elapsed = time.perf_counter() - start
         obs_us = observation_cost(ruleset) * 1e6
-        print(
-            f"{name:<14} {decisions / elapsed:>12,.0f} {hands / elapsed:>9,.0f} {obs_us:>15.1f}"
-        )
+        print(f"{name:<14} {decisions / elapsed:>12,.0f} {hands / elapsed:>9,.0f} {obs_us:>15.1f}")
 
 
 if __name__ == "__main__":
