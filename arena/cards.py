@@ -66,6 +66,7 @@ def _text(index: int) -> str:
 
 
 _TEXT = [_text(i) for i in range(53)]
+CARD_TEXT: tuple[str, ...] = tuple(_TEXT)  # card index -> text, for hot loops
 CARDS: tuple[Card, ...] = tuple(Card(i) for i in range(53))
 JOKER = CARDS[JOKER_INDEX]
 _BY_TEXT = {t: CARDS[i] for i, t in enumerate(_TEXT)}

@@ -14,7 +14,7 @@ from typing import Any
 
 from arena import actions as act
 from arena.actions import Action, ActionKind, parse_action
-from arena.cards import CARDS, Card, Suit, cards_text, deck, sort_key, sorted_cards
+from arena.cards import CARD_TEXT, CARDS, Card, Suit, cards_text, deck, sorted_cards
 from arena.errors import GameOver, IllegalAction, NotYourTurn
 from arena.legal import CardChoice, Legal, Phase
 from arena.rulesets import Redeal, Ruleset, TwoScoresFor
@@ -139,16 +139,22 @@ class Game:
                 f"{str(action)!r} by seat {seat} in phase {self.phase.value}: "
                 f"it is seat {to_act}'s turn"
             )
-        legal = self.legal()
-        if action not in legal:
+        legal = self._legal or self.legal()
+        # The explicit-tuple test is inlined: this is the innermost loop of every tournament.
+        if (action not in legal.actions) if legal.choice is None else (action not in legal):
             reason = self.why_illegal(action) or "not a legal action here"
             raise IllegalAction(
                 f"illegal action {str(action)!r} by seat {to_act} in phase {self.phase.value} "
                 f"(hand {self.hand_number}): {reason}"
             )
-        event: Event = {"event": "action", "hand": self.hand_number, "seat": to_act}
-        event["action"] = str(action)
-        event.update(extra)
+        event: Event = {
+            "event": "action",
+            "hand": self.hand_number,
+            "seat": to_act,
+            "action": str(action),
+        }
+        if extra:
+            event.update(extra)
         self.events.append(event)
         self._legal = None
         _DISPATCH[self.phase](self, to_act, action)
@@ -209,8 +215,8 @@ class Game:
                 "event": "deal",
                 "hand": self.hand_number,
                 "dealer": self.dealer,
-                "hands": [[str(c) for c in h] for h in hands],
-                "stock": [str(c) for c in stock],
+                "hands": [[CARD_TEXT[c] for c in h] for h in hands],
+                "stock": [CARD_TEXT[c] for c in stock],
             }
         )
         self.discards: list[list[Card]] = [[], [], [], []]
@@ -538,7 +544,7 @@ class Game:
                 "event": "trick",
                 "hand": self.hand_number,
                 "leader": self.leader,
-                "cards": [[s, str(c)] for s, c in trick],
+                "cards": [[s, CARD_TEXT[c]] for s, c in trick],
                 "winner": winner,
                 "points": won,
             }
@@ -614,7 +620,8 @@ class Game:
 
 
 def _texts(cards: tuple[Card, ...] | list[Card]) -> list[str]:
-    return [str(c) for c in sorted(cards, key=sort_key)]
+    """Card texts in canonical order (hands are kept sorted, so most inputs already are)."""
+    return [CARD_TEXT[c] for c in sorted_cards(cards)]
 
 
 _PLAYS = [act.play(c) for c in CARDS]
