@@ -1,0 +1,3 @@
+#!/bin/sh
+# Test fixture only: never actually played.
+exit 0

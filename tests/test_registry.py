@@ -1,0 +1,271 @@
+"""The bot registry: bot.toml checks with messages that say what to fix, versions, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from arena import cli
+from arena.errors import ArenaError
+from arena.registry import (
+    ALLOWED_KEYS,
+    ManifestError,
+    RegistrationRefused,
+    load_manifest,
+    register_bot,
+)
+from arena.storage import Database, repo
+
+BOTS = Path(__file__).parent / "data" / "bots"
+
+GOOD = """
+name = "tester"
+version = "1.0"
+author = "alice"
+language = "shell"
+command = ["sh", "bot.sh"]
+"""
+
+
+def _bot_dir(tmp_path: Path, toml: str, *, files: dict[str, str] | None = None) -> Path:
+    directory = tmp_path / "bot"
+    directory.mkdir(exist_ok=True)
+    (directory / "bot.toml").write_text(toml)
+    for name, body in (files or {"bot.sh": "exit 0\n"}).items():
+        (directory / name).write_text(body)
+    return directory
+
+
+def _copy(name: str, tmp_path: Path, **replace: str) -> Path:
+    """A copy of a test bot with some of its bot.toml lines rewritten."""
+    target = tmp_path / f"{name}-{len(list(tmp_path.iterdir()))}"
+    shutil.copytree(BOTS / name, target)
+    manifest = target / "bot.toml"
+    text = manifest.read_text()
+    for key, value in replace.items():
+        text = "\n".join(
+            f'{key} = "{value}"' if line.startswith(f"{key} =") else line
+            for line in text.splitlines()
+        )
+    manifest.write_text(text + "\n")
+    return target
+
+
+# --- manifests -------------------------------------------------------------------------
+
+
+def test_a_list_command_is_kept_as_written() -> None:
+    manifest = load_manifest(BOTS / "echo-list")
+    assert (manifest.name, manifest.version, manifest.author) == ("echo-bot", "1.0", "alice")
+    assert manifest.command == ("sh", "bot.sh") and manifest.image is None
+    assert manifest.directory == (BOTS / "echo-list").resolve()
+    assert manifest.description.startswith("Plays the first legal action")
+    assert manifest.ref == "echo-bot@1.0"
+
+
+def test_a_string_command_is_split_like_a_shell_would() -> None:
+    manifest = load_manifest(BOTS / "echo-string")
+    assert manifest.command == ("./run.sh", "--quiet", "two words")
+
+
+def test_an_image_bot_needs_no_command() -> None:
+    manifest = load_manifest(BOTS / "boxed")
+    assert (manifest.name, manifest.image, manifest.command) == (
+        "boxed.bot",
+        "ghcr.io/example/boxed-bot:2",
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        (GOOD.replace('author = "alice"\n', ""), "missing required key 'author'"),
+        (GOOD.replace('version = "1.0"\n', ""), "missing required key 'version'"),
+        (
+            GOOD + 'homepage = "x"\n',
+            "unknown key 'homepage'; allowed keys are " + ", ".join(ALLOWED_KEYS),
+        ),
+        (GOOD + 'homepage = "x"\nlicence = "y"\n', "unknown keys 'homepage', 'licence'"),
+        (GOOD + 'image = "x:1"\n', "has both of 'command' and 'image'; give exactly one"),
+        (GOOD.replace('command = ["sh", "bot.sh"]\n', ""), "has neither of 'command' and 'image'"),
+        (
+            GOOD.replace('["sh", "bot.sh"]', '["no-such-program-xyz", "bot.py"]'),
+            "command 'no-such-program-xyz' not found on PATH nor as a file in",
+        ),
+        (
+            GOOD.replace('["sh", "bot.sh"]', '"./missing.sh"'),
+            "command './missing.sh' not found on PATH nor as a file in",
+        ),
+        (
+            GOOD.replace('["sh", "bot.sh"]', '["./bot.sh"]'),
+            "command './bot.sh' is not executable; run `chmod +x",
+        ),
+        (GOOD.replace('["sh", "bot.sh"]', "[]"), "'command' is empty"),
+        (GOOD.replace('["sh", "bot.sh"]', "[1, 2]"), "'command' must be a list of strings"),
+        (
+            GOOD.replace('"tester"', '"my bot!"'),
+            "name 'my bot!' is not allowed; use 1 to 64 letters, digits, '-', '_' or '.'",
+        ),
+        (GOOD.replace('"tester"', '"a@b"'), "name 'a@b' is not allowed"),
+        (GOOD.replace('"1.0"', '"1 0"'), "version '1 0' is not allowed"),
+        (GOOD.replace('"1.0"', "1"), "'version' must be a string, not int"),
+        (GOOD.replace('"alice"', '"  "'), "'author' is empty"),
+        ("name = ", "not valid TOML"),
+    ],
+    ids=lambda v: v[:40] if isinstance(v, str) else None,
+)
+def test_bad_manifests_say_what_to_fix(tmp_path: Path, toml: str, message: str) -> None:
+    directory = _bot_dir(tmp_path, toml)
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(directory)
+    assert message in str(caught.value)
+    assert isinstance(caught.value, ArenaError)
+
+
+def test_a_directory_without_bot_toml_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match="needs a bot.toml"):
+        load_manifest(tmp_path)
+    with pytest.raises(ManifestError, match="not a directory"):
+        load_manifest(tmp_path / "nope")
+
+
+def test_a_program_in_the_bot_directory_may_be_named_without_dot_slash(tmp_path: Path) -> None:
+    directory = _bot_dir(tmp_path, GOOD.replace('["sh", "bot.sh"]', '"mybot --fast"'))
+    program = directory / "mybot"
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    assert load_manifest(directory).command == ("mybot", "--fast")
+
+
+# --- registration ----------------------------------------------------------------------
+
+
+def test_registering_stores_the_manifest_and_a_new_version_is_a_new_row(
+    database: Database, tmp_path: Path
+) -> None:
+    with database.session() as s:
+        first = register_bot(s, BOTS / "echo-list")
+        second = register_bot(s, _copy("echo-list", tmp_path, version="1.1"))
+        image = register_bot(s, BOTS / "boxed")
+    assert first.id != second.id
+    with database.session() as s:
+        bot = repo.get_bot(s, "echo-bot")
+        assert [v.version for v in bot.versions] == ["1.0", "1.1"]
+        old = repo.get_version(s, "echo-bot@1.0")
+        assert old.command == ["sh", "bot.sh"] and old.image is None
+        assert old.directory == str((BOTS / "echo-list").resolve())
+        assert old.manifest["description"].startswith("Plays")
+        boxed = repo.get_version(s, image.id)
+        assert (boxed.image, boxed.command, boxed.language) == (
+            "ghcr.io/example/boxed-bot:2",
+            None,
+            "rust",
+        )
+
+
+def test_registering_the_same_version_again_is_refused(database: Database) -> None:
+    with database.session() as s:
+        register_bot(s, BOTS / "echo-list")
+        with pytest.raises(RegistrationRefused, match="echo-bot@1.0 is already registered"):
+            register_bot(s, BOTS / "echo-list")
+        assert len(repo.get_bot(s, "echo-bot").versions) == 1
+
+
+def test_the_refusal_for_an_existing_version_says_to_set_a_new_version(
+    database: Database,
+) -> None:
+    with database.session() as s:
+        register_bot(s, BOTS / "echo-list")
+        with pytest.raises(RegistrationRefused, match="set a new version in .*bot.toml"):
+            register_bot(s, BOTS / "echo-list")
+
+
+def test_a_bot_name_owned_by_another_author_is_refused(database: Database, tmp_path: Path) -> None:
+    with database.session() as s:
+        register_bot(s, BOTS / "echo-list")
+        stolen = _copy("echo-list", tmp_path, version="9", author="mallory")
+        with pytest.raises(RegistrationRefused, match="registered by 'alice', not 'mallory'"):
+            register_bot(s, stolen)
+        assert [v.version for v in repo.get_bot(s, "echo-bot").versions] == ["1.0"]
+
+
+# --- CLI -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def arena_env(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> pytest.MonkeyPatch:
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ARENA_DATABASE_URL", database_url)
+    return monkeypatch
+
+
+def test_cli_adds_lists_shows_and_disables_bots(
+    arena_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["bots", "list"]) == 0
+    assert "no bots registered" in capsys.readouterr().out
+
+    assert cli.main(["bots", "add", str(BOTS / "echo-list")]) == 0
+    assert cli.main(["bots", "add", str(BOTS / "boxed")]) == 0
+    out = capsys.readouterr().out
+    assert "registered echo-bot@1.0" in out and "registered boxed.bot@2" in out
+
+    assert cli.main(["bots", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["NAME", "LATEST", "VERSIONS", "LANGUAGE", "AUTHOR", "STATE"]
+    assert lines[1].split() == ["boxed.bot", "2", "1", "rust", "carol", "enabled"]
+    assert lines[2].split() == ["echo-bot", "1.0", "1", "shell", "alice", "enabled"]
+
+    assert cli.main(["bots", "show", "echo-bot"]) == 0
+    out = capsys.readouterr().out
+    assert "echo-bot by alice" in out and "echo-bot@1.0" in out and "sh bot.sh" in out
+
+    assert cli.main(["bots", "disable", "echo-bot"]) == 0
+    assert "echo-bot is now disabled" in capsys.readouterr().out
+    assert cli.main(["bots", "list", "--json"]) == 0
+    listed = {b["name"]: b for b in json.loads(capsys.readouterr().out)}
+    assert listed["echo-bot"]["disabled"] is True and listed["boxed.bot"]["disabled"] is False
+    assert cli.main(["bots", "list", "--enabled", "--json"]) == 0
+    assert [b["name"] for b in json.loads(capsys.readouterr().out)] == ["boxed.bot"]
+
+    assert cli.main(["bots", "enable", "echo-bot"]) == 0
+    assert "echo-bot is now enabled" in capsys.readouterr().out
+    assert cli.main(["bots", "show", "echo-bot", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["disabled"] is False
+    assert [v["ref"] for v in shown["versions"]] == ["echo-bot@1.0"]
+
+
+def test_cli_reports_refusals_with_exit_code_2(
+    arena_env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["bots", "add", str(BOTS / "echo-list")]) == 0
+    capsys.readouterr()
+    assert cli.main(["bots", "add", str(BOTS / "echo-list")]) == 2
+    assert "arena bots: echo-bot@1.0 is already registered" in capsys.readouterr().err
+
+    broken = _bot_dir(tmp_path, GOOD + 'colour = "red"\n')
+    assert cli.main(["bots", "add", str(broken)]) == 2
+    assert "unknown key 'colour'" in capsys.readouterr().err
+
+    for action in ("show", "disable"):
+        assert cli.main(["bots", action, "ghost"]) == 2
+        assert "no bot named 'ghost'" in capsys.readouterr().err
+
+
+def test_cli_uses_a_sqlite_file_in_the_data_dir_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("ARENA_DATABASE_URL", raising=False)
+    assert cli.main(["bots", "add", str(BOTS / "echo-string")]) == 0
+    assert (tmp_path / "data" / "arena.db").is_file()
+    assert os.path.getsize(tmp_path / "data" / "arena.db") > 0
+    assert "registered string-bot@0.3.1" in capsys.readouterr().out

@@ -1,0 +1,483 @@
+"""Storage on SQLite and PostgreSQL: schema, bots, tournaments, exactly-once results, ratings."""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Connection, inspect, text
+from sqlalchemy.exc import IntegrityError
+
+from arena.storage import (
+    SCHEMA_VERSION,
+    AuthorMismatch,
+    BadResult,
+    Database,
+    Game,
+    NotFound,
+    SchemaTooNew,
+    VersionExists,
+    open_database,
+    repo,
+)
+from arena.storage import database as database_module
+from arena.storage.repo import FaultInfo, GameResult, HistoryEntry, PlannedSet, RatingRow
+
+RECORD = (
+    '{"record": "sixty-three/1", "ruleset": "standard", "game_id": "x"}\n'
+    '{"event": "action", "hand": 1, "seat": 0, "action": "bid 45", "note": "héllo ♠"}\n'
+    '{"event": "game_end", "scores": [255, 120], "winner": 0, "reason": "target"}\n'
+).encode()
+
+
+def _add(db: Database, name: str, version: str = "1", author: str = "alice") -> int:
+    with db.session() as s:
+        row = repo.add_bot_version(
+            s,
+            name=name,
+            version=version,
+            author=author,
+            language="python",
+            manifest={"name": name, "version": version},
+            directory=f"/bots/{name}",
+            command=["python3", "bot.py"],
+        )
+        return row.id
+
+
+def _tournament(db: Database, sets: int = 2, *, tid: str = "t-20261129-abcd") -> str:
+    _add(db, "alpha")
+    _add(db, "beta", author="bob")
+    plan = [PlannedSet("alpha@1", "beta@1", seed=1000 + i, first_dealer=i % 4) for i in range(sets)]
+    with db.session() as s:
+        t = repo.create_tournament(
+            s,
+            format="round-robin",
+            ruleset="standard",
+            seed=42,
+            sets_per_pair=sets,
+            sets=plan,
+            limits={"decision_ms": 2000},
+            tournament_id=tid,
+        )
+        return t.id
+
+
+def _games(winner0: int | None = 0, winner1: int | None = 1, record: bytes = RECORD) -> list[GameResult]:
+    a, b = "alpha@1", "beta@1"
+    return [
+        GameResult(
+            game_index=0,
+            seats=(a, b, a, b),
+            scores=(255, 120),
+            winner=winner0,
+            reason="target",
+            hands=12,
+            record=record,
+            decisions=300,
+            think_ms=(10, 20, 30, 40),
+            faults=(FaultInfo(seat=1, kind="timeout", hand=3, detail="2000 ms", stderr="slow"),),
+        ),
+        GameResult(
+            game_index=1,
+            seats=(b, a, b, a),
+            scores=(90, 251),
+            winner=winner1,
+            reason="target",
+            hands=11,
+            record=record + b"\n",
+        ),
+    ]
+
+
+# --- schema ----------------------------------------------------------------------------
+
+
+def test_open_creates_every_table_at_the_latest_schema_version(database: Database) -> None:
+    tables = set(inspect(database.engine).get_table_names())
+    assert {
+        "schema_version",
+        "bots",
+        "bot_versions",
+        "tournaments",
+        "game_sets",
+        "games",
+        "faults",
+        "ratings",
+        "rating_history",
+    } <= tables
+    assert database.schema_version() == SCHEMA_VERSION
+
+
+def test_dashboard_query_indexes_exist(database: Database) -> None:
+    inspector = inspect(database.engine)
+    games = {ix["name"] for ix in inspector.get_indexes("games")}
+    assert {"ix_games_finished", "ix_games_seat0", "ix_games_seat3"} <= games
+    assert "ix_faults_bot_version" in {ix["name"] for ix in inspector.get_indexes("faults")}
+
+
+def test_opening_twice_keeps_schema_and_data(database_url: str) -> None:
+    first = open_database(database_url)
+    _add(first, "alpha")
+    first.dispose()
+    second = open_database(database_url)
+    try:
+        assert second.schema_version() == SCHEMA_VERSION
+        with second.session() as s:
+            assert [b.name for b in repo.list_bots(s)] == ["alpha"]
+            rows = s.execute(text("SELECT count(*) FROM schema_version")).scalar()
+            assert rows == 1
+    finally:
+        second.dispose()
+
+
+def test_upgrade_runs_only_the_missing_steps_once(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    open_database(database_url).dispose()
+    calls: list[int] = []
+
+    def add_notes(conn: Connection) -> None:
+        calls.append(1)
+        conn.execute(text("CREATE TABLE notes (id INTEGER PRIMARY KEY)"))
+
+    steps: list[Callable[[Connection], None]] = [*database_module.MIGRATIONS, add_notes]
+    monkeypatch.setattr(database_module, "MIGRATIONS", steps)
+    monkeypatch.setattr(database_module, "SCHEMA_VERSION", len(steps))
+    for _ in range(2):
+        db = open_database(database_url)
+        assert db.schema_version() == len(steps)
+        assert "notes" in inspect(db.engine).get_table_names()
+        db.dispose()
+    assert calls == [1]
+
+
+def test_a_newer_schema_is_refused(database: Database) -> None:
+    with database.engine.begin() as conn:
+        conn.execute(text("UPDATE schema_version SET version = 999"))
+    with pytest.raises(SchemaTooNew, match="999"):
+        open_database(database.url)
+
+
+def test_sqlite_connections_use_wal_foreign_keys_and_a_busy_timeout(tmp_path: Path) -> None:
+    db = open_database(f"sqlite:///{tmp_path / 'sub' / 'arena.db'}")
+    try:
+        with db.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
+    finally:
+        db.dispose()
+
+
+# --- bots ------------------------------------------------------------------------------
+
+
+def test_bots_are_added_listed_and_disabled(database: Database) -> None:
+    _add(database, "beta", author="bob")
+    _add(database, "alpha")
+    with database.session() as s:
+        assert [b.name for b in repo.list_bots(s)] == ["alpha", "beta"]
+        repo.disable_bot(s, "beta")
+    with database.session() as s:
+        assert repo.get_bot(s, "beta").disabled
+        assert [b.name for b in repo.list_bots(s, include_disabled=False)] == ["alpha"]
+        assert [v.ref for v in repo.active_versions(s)] == ["alpha@1"]
+        repo.set_bot_disabled(s, "beta", False)
+        assert [v.ref for v in repo.active_versions(s)] == ["alpha@1", "beta@1"]
+
+
+def test_a_new_version_is_a_new_row_and_the_old_one_stays(database: Database) -> None:
+    first = _add(database, "alpha", "1")
+    second = _add(database, "alpha", "2")
+    assert first != second
+    with database.session() as s:
+        bot = repo.get_bot(s, "alpha")
+        assert [v.version for v in bot.versions] == ["1", "2"]
+        assert bot.latest is not None and bot.latest.ref == "alpha@2"
+        assert repo.get_version(s, "alpha@1").id == first
+        assert repo.get_version(s, second).ref == "alpha@2"
+        assert [v.ref for v in repo.active_versions(s, latest_only=False)] == [
+            "alpha@1",
+            "alpha@2",
+        ]
+
+
+def test_an_existing_version_is_never_overwritten(database: Database) -> None:
+    _add(database, "alpha", "1")
+    with pytest.raises(VersionExists, match="alpha@1 is already registered.*new version"):
+        _add(database, "alpha", "1")
+
+
+def test_another_authors_bot_name_is_refused(database: Database) -> None:
+    _add(database, "alpha", "1", author="alice")
+    with pytest.raises(AuthorMismatch, match="belongs to 'alice', not 'mallory'"):
+        _add(database, "alpha", "2", author="mallory")
+
+
+@pytest.mark.parametrize("key", ["ghost@1", "alpha@9", "no-at-sign", 12345])
+def test_unknown_versions_are_not_found(database: Database, key: int | str) -> None:
+    _add(database, "alpha")
+    with database.session() as s, pytest.raises(NotFound):
+        repo.get_version(s, key)
+
+
+# --- tournaments -----------------------------------------------------------------------
+
+
+def test_tournament_sets_get_deterministic_ids_and_are_queued(database: Database) -> None:
+    tid = _tournament(database, sets=3)
+    with database.session() as s:
+        sets = repo.list_game_sets(s, tid)
+        assert [g.id for g in sets] == [f"{tid}-set-0000{i}" for i in range(3)]
+        assert {g.state for g in sets} == {"queued"}
+        assert sets[2].seed == 1002 and sets[2].first_dealer == 2
+        assert sets[0].bot_a.ref == "alpha@1" and sets[0].bot_b.ref == "beta@1"
+        t = repo.get_tournament(s, tid)
+        assert (t.planned_sets, t.state, t.limits) == (3, "queued", {"decision_ms": 2000})
+
+
+def test_new_tournament_ids_look_like_t_date_suffix() -> None:
+    tid = repo.new_tournament_id(datetime(2026, 11, 29, tzinfo=UTC))
+    assert tid.startswith("t-20261129-") and len(tid) == len("t-20261129-abcd")
+
+
+def test_tournament_progress_counts_sets_by_state(database: Database) -> None:
+    tid = _tournament(database, sets=4)
+    with database.session() as s:
+        assert repo.mark_set_running(s, f"{tid}-set-00000")
+        assert repo.mark_set_running(s, f"{tid}-set-00001")
+        assert repo.mark_set_failed(s, f"{tid}-set-00001", "worker died")
+        assert repo.record_game_set_result(s, f"{tid}-set-00000", _games())
+        progress = repo.tournament_progress(s, tid)
+    assert (progress.total, progress.done, progress.failed, progress.queued) == (4, 1, 1, 2)
+    assert not progress.finished
+
+
+def test_a_done_set_cannot_be_marked_running_or_failed(database: Database) -> None:
+    tid = _tournament(database, sets=1)
+    set_id = f"{tid}-set-00000"
+    with database.session() as s:
+        assert repo.mark_set_running(s, set_id)
+        assert repo.mark_set_running(s, set_id)  # a retry after a worker died
+        assert repo.record_game_set_result(s, set_id, _games())
+        assert not repo.mark_set_running(s, set_id)
+        assert not repo.mark_set_failed(s, set_id, "late failure")
+        game_set = repo.get_game_set(s, set_id)
+        s.refresh(game_set)
+        assert (game_set.state, game_set.attempts, game_set.error) == ("done", 2, None)
+        with pytest.raises(NotFound):
+            repo.mark_set_running(s, "t-nope-set-00000")
+
+
+def test_tournament_state_stamps_start_and_finish(database: Database) -> None:
+    tid = _tournament(database, sets=1)
+    with database.session() as s:
+        t = repo.set_tournament_state(s, tid, "running")
+        assert t.started is not None and t.finished is None
+        t = repo.set_tournament_state(s, tid, "finished")
+        assert t.started is not None and t.finished is not None and t.finished >= t.started
+
+
+# --- results ---------------------------------------------------------------------------
+
+
+def test_recording_a_set_twice_records_exactly_one_result(database: Database) -> None:
+    tid = _tournament(database, sets=1)
+    set_id = f"{tid}-set-00000"
+    with database.session() as s:
+        assert repo.record_game_set_result(s, set_id, _games()) is True
+    with database.session() as s:
+        # A re-run with a different outcome must change nothing.
+        assert repo.record_game_set_result(s, set_id, _games(winner0=1, winner1=0)) is False
+    with database.session() as s:
+        game_set = repo.get_game_set(s, set_id)
+        assert game_set.state == "done" and game_set.score_a == 2.0
+        games = repo.list_games(s, tournament_id=tid)
+        assert sorted(g.id for g in games) == [f"{set_id}-g0", f"{set_id}-g1"]
+        assert {g.winner for g in games if g.game_index == 0} == {0}
+        assert len(repo.list_faults_for_version(s, "beta@1")) == 1
+
+
+def test_concurrent_recording_from_two_threads_stores_one_result(database: Database) -> None:
+    tid = _tournament(database, sets=3)
+    for index in range(3):
+        set_id = f"{tid}-set-{index:05d}"
+        barrier = threading.Barrier(2)
+        outcomes: list[bool | BaseException] = []
+
+        def record(
+            set_id: str = set_id,
+            barrier: threading.Barrier = barrier,
+            outcomes: list[bool | BaseException] = outcomes,
+        ) -> None:
+            try:
+                with database.session() as s:
+                    barrier.wait()
+                    outcomes.append(repo.record_game_set_result(s, set_id, _games()))
+            except BaseException as exc:  # surfaced by the assertion below
+                outcomes.append(exc)
+
+        threads = [threading.Thread(target=record) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert sorted(outcomes, key=repr) == [False, True], outcomes
+    with database.session() as s:
+        count = s.execute(text("SELECT count(*) FROM games")).scalar()
+        faults = s.execute(text("SELECT count(*) FROM faults")).scalar()
+    assert (count, faults) == (6, 3)
+
+
+def test_the_unique_constraint_backs_up_the_state_check(database: Database) -> None:
+    tid = _tournament(database, sets=1)
+    set_id = f"{tid}-set-00000"
+    with database.session() as s:
+        repo.record_game_set_result(s, set_id, _games())
+        game = repo.get_game(s, f"{set_id}-g0")
+        s.expunge(game)
+        skip = {"id", "record_z"}
+        fields = {c.key: getattr(game, c.key) for c in Game.__table__.columns if c.key not in skip}
+        fields["record_z"] = zlib.compress(b"x")
+        s.add(Game(id="another-id", **fields))
+        with pytest.raises(IntegrityError):
+            s.commit()
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        RECORD,
+        b"",
+        bytes(range(256)) * 50,
+        ("\u2660" * 10_000 + "\r\n\n  trailing spaces  ").encode(),
+    ],
+    ids=["jsonl", "empty", "binary", "unicode-and-whitespace"],
+)
+def test_records_come_back_byte_for_byte(database: Database, payload: bytes) -> None:
+    tid = _tournament(database, sets=1)
+    set_id = f"{tid}-set-00000"
+    with database.session() as s:
+        assert repo.record_game_set_result(s, set_id, _games(record=payload))
+    with database.session() as s:
+        assert repo.get_game_record(s, f"{set_id}-g0") == payload
+        assert repo.get_game_record(s, f"{set_id}-g1") == payload + b"\n"
+        with pytest.raises(NotFound):
+            repo.get_game_record(s, f"{set_id}-g7")
+
+
+def test_stored_games_keep_every_field(database: Database) -> None:
+    tid = _tournament(database, sets=1)
+    set_id = f"{tid}-set-00000"
+    with database.session() as s:
+        repo.record_game_set_result(s, set_id, _games(winner1=None))
+    with database.session() as s:
+        game = repo.get_game(s, f"{set_id}-g0")
+        alpha, beta = repo.get_version(s, "alpha@1").id, repo.get_version(s, "beta@1").id
+        assert game.seat_ids == (alpha, beta, alpha, beta)
+        assert (game.scores, game.winner, game.reason, game.hands) == ((255, 120), 0, "target", 12)
+        assert (game.ruleset, game.seed, game.first_dealer) == ("standard", 1000, 0)
+        assert (game.decisions, game.think_ms) == (300, (10, 20, 30, 40))
+        assert game.finished.tzinfo is not None
+        [fault] = game.faults
+        assert (fault.seat, fault.bot_version_id, fault.kind, fault.hand) == (1, beta, "timeout", 3)
+        assert (fault.detail, fault.stderr) == ("2000 ms", "slow")
+        # game 0 won by alpha's team, game 1 without a winner
+        assert repo.get_game_set(s, set_id).score_a == 1.5
+
+
+def test_games_of_a_version_come_newest_first(database: Database) -> None:
+    tid = _tournament(database, sets=2)
+    _add(database, "gamma", author="carol")
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    with database.session() as s:
+        for index in range(2):
+            games = [
+                GameResult(**{**g.__dict__, "finished": base + timedelta(hours=2 * index + n)})
+                for n, g in enumerate(_games())
+            ]
+            repo.record_game_set_result(s, f"{tid}-set-{index:05d}", games)
+    with database.session() as s:
+        ids = [g.id for g in repo.list_games_for_version(s, "alpha@1")]
+        assert ids == [f"{tid}-set-{i:05d}-g{n}" for i in (1, 0) for n in (1, 0)]
+        assert len(repo.list_games(s, bot_version="beta@1", limit=3)) == 3
+        assert repo.list_games_for_version(s, "gamma@1") == []
+        assert [f.kind for f in repo.list_faults_for_version(s, "beta@1")] == ["timeout"] * 2
+        assert repo.list_faults_for_version(s, "alpha@1") == []
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"seats": ("alpha@1", "beta@1", "alpha@1")}, "3 seats given"),
+        ({"reason": "bored"}, "reason 'bored' is not one of"),
+        ({"winner": 2}, "winner 2 is not a team"),
+        ({"game_index": 5}, "game index must be 0 or 1"),
+    ],
+)
+def test_results_that_do_not_fit_the_set_are_refused(
+    database: Database, change: dict[str, object], message: str
+) -> None:
+    tid = _tournament(database, sets=1)
+    _add(database, "gamma", author="carol")
+    set_id = f"{tid}-set-00000"
+    games = _games()
+    bad = [GameResult(**{**games[0].__dict__, **change}), games[1]]
+    with database.session() as s:
+        with pytest.raises(BadResult, match=message):
+            repo.record_game_set_result(s, set_id, bad)
+        assert repo.get_game_set(s, set_id).state == "queued"
+
+
+def test_seats_outside_the_set_are_refused(database: Database) -> None:
+    tid = _tournament(database, sets=1)
+    _add(database, "gamma", author="carol")
+    games = _games()
+    bad = [GameResult(**{**games[0].__dict__, "seats": ("gamma@1", "beta@1") * 2}), games[1]]
+    with database.session() as s, pytest.raises(BadResult, match="not the set's two bots"):
+        repo.record_game_set_result(s, f"{tid}-set-00000", bad)
+
+
+# --- ratings ---------------------------------------------------------------------------
+
+
+def test_ratings_are_replaced_whole_per_ruleset(database: Database) -> None:
+    _add(database, "alpha")
+    _add(database, "beta", author="bob")
+    with database.session() as s:
+        repo.replace_ratings(s, "standard", [RatingRow("alpha@1", 1510.0, games=4)])
+        repo.replace_ratings(s, "short", [RatingRow("alpha@1", 1400.0)])
+        rows = [
+            RatingRow("alpha@1", 1490.0, bt=-10.0, ci_low=-50.0, ci_high=30.0, games=6),
+            RatingRow("beta@1", 1530.0, games=6, score=4.0, forfeits=1),
+        ]
+        assert repo.replace_ratings(s, "standard", rows) == 2
+    with database.session() as s:
+        table = repo.get_ratings(s, "standard")
+        assert [(r.bot_version.ref, r.elo) for r in table] == [
+            ("beta@1", 1530.0),
+            ("alpha@1", 1490.0),
+        ]
+        assert (table[1].bt, table[1].ci_low, table[1].ci_high) == (-10.0, -50.0, 30.0)
+        assert [r.elo for r in repo.get_ratings(s, "short")] == [1400.0]
+
+
+def test_rating_history_keeps_append_order(database: Database) -> None:
+    tid = _tournament(database, sets=1)
+    with database.session() as s:
+        repo.record_game_set_result(s, f"{tid}-set-00000", _games())
+        g0 = f"{tid}-set-00000-g0"
+        repo.append_history(s, "standard", [HistoryEntry("alpha@1", 1508.0, g0)])
+        repo.append_history(
+            s, "standard", [HistoryEntry("alpha@1", 1499.0), HistoryEntry("beta@1", 1501.0)]
+        )
+    with database.session() as s:
+        history = repo.rating_history(s, "alpha@1", "standard")
+        assert [(h.elo, h.game_id) for h in history] == [(1508.0, g0), (1499.0, None)]
+        repo.clear_history(s, "standard")
+        assert repo.rating_history(s, "beta@1", "standard") == []
