@@ -38,7 +38,7 @@ class PlannedGame:
 
     @property
     def id(self) -> str:
-        return f"{self.set_id}-game-{self.number}"
+        return f"{self.set_id}-g{self.number}"
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ def test_duplicate_set_swaps_partnerships_on_the_same_deals() -> None:
     assert game0.seed == game1.seed == game_set.seed
     assert game0.first_dealer == game1.first_dealer == game_set.first_dealer
     assert game0.ruleset == game1.ruleset == "wiki-2010"
-    assert (game0.id, game1.id) == ("t-set-00000-game-0", "t-set-00000-game-1")
+    assert (game0.id, game1.id) == ("t-set-00000-g0", "t-set-00000-g1")
 
 
 def test_every_bot_sits_on_both_partnerships_of_every_set() -> None:
