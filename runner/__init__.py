@@ -1,0 +1,1 @@
+"""Tournament planning, RQ jobs, agent launchers, the nightly schedule and the worker CLI."""

@@ -1,0 +1,182 @@
+"""Container agents: `docker run` with hard limits, no privileges, only the game master in reach.
+
+The agents network must be an internal docker network (no route out) to which the game master
+is also attached, so a bot can reach the game master and nothing else. The operator creates it
+once with::
+
+    docker network create --internal arena-agents
+    docker network connect arena-agents <game master container>
+
+docker-compose.yml defines it under that fixed name and attaches the gamemaster service.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from runner.launch.process import RunningAgent, start_process
+from runner.launch.spec import SEAT_TOKEN_ENV, AgentSpec, LaunchError, safe_label
+
+DEFAULT_NETWORK = "arena-agents"
+NOBODY = "65534:65534"
+
+# The docker client is our program, not the bot's, so it keeps what it needs to find the
+# daemon (contexts, remote or rootless daemons, TLS); the bot itself sees none of this.
+DOCKER_CLIENT_VARIABLES = (
+    "HOME",
+    "DOCKER_HOST",
+    "DOCKER_CONTEXT",
+    "DOCKER_CONFIG",
+    "DOCKER_CERT_PATH",
+    "DOCKER_TLS_VERIFY",
+    "XDG_RUNTIME_DIR",
+)
+_DOCKER_CALL_TIMEOUT = 15.0
+
+
+class RunningContainer(RunningAgent):
+    """A `docker run` client process; stopping it stops and removes the container too."""
+
+    container = True
+
+    def __init__(self, *args: Any, docker: str, name: str) -> None:
+        super().__init__(*args)
+        self.docker = docker
+        self.name = name
+
+    def _docker(self, *args: str, timeout: float) -> None:
+        # A failure here is not fatal: the client is killed afterwards and `rm -f` backs it up.
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(
+                [self.docker, *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=timeout,
+                check=False,
+            )
+
+    def stop(self) -> None:
+        """`docker stop` (SIGTERM, grace, SIGKILL inside), `docker rm -f`, then end the client.
+
+        Killing only the client would leave the container running, so the daemon is asked.
+        """
+        if not self._reaped and self.poll() is None:
+            self._stopped = True
+            grace = max(1, round(self._grace))
+            timeout = grace + _DOCKER_CALL_TIMEOUT
+            self._docker("stop", "--time", str(grace), self.name, timeout=timeout)
+        if not self._reaped:
+            # Harmless when --rm already removed it; needed when the client died on its own.
+            self._docker("rm", "--force", self.name, timeout=_DOCKER_CALL_TIMEOUT)
+        super().stop()
+
+
+class ContainerLauncher:
+    """Starts each agent as a container from the bot version's image (`spec.image`)."""
+
+    def __init__(
+        self,
+        *,
+        docker: str = "docker",
+        network: str = DEFAULT_NETWORK,
+        name_prefix: str = "arena-agent",
+        tmpfs_size: str = "64m",
+        user: str = NOBODY,
+        pull: str | None = "never",
+        log_dir: Path | None = None,
+        grace_seconds: float = 2.0,
+    ) -> None:
+        self.docker = docker
+        self.network = network
+        self.name_prefix = name_prefix
+        self.tmpfs_size = tmpfs_size
+        self.user = user
+        # Images are built or pulled when a bot version is registered: a game must not wait
+        # on a registry, nor pick up a different image than the one that was rated.
+        self.pull = pull
+        self.log_dir = log_dir
+        self.grace_seconds = grace_seconds
+
+    def container_name(self, spec: AgentSpec) -> str:
+        """Unique per seat: the label plus a digest of the single-use seat token (not the token)."""
+        digest = hashlib.sha256(spec.seat_token.encode()).hexdigest()[:12]
+        return f"{self.name_prefix}-{safe_label(spec.label)}-{digest}"
+
+    def command(self, spec: AgentSpec) -> list[str]:
+        """The `docker run` argv. The seat token is passed by name only: its value travels in
+        the client's environment, because a command line is readable by every local user."""
+        if not spec.image:
+            raise LaunchError(f"agent {spec.label!r} has no container image")
+        limits = spec.limits
+        argv = [self.docker, "run", "--rm", "--name", self.container_name(spec)]
+        argv += ["--label", f"arena.agent={safe_label(spec.label)}"]  # for cleanup after a crash
+        if limits.memory_bytes is not None:
+            # Swap equal to memory means no swap: the limit is real memory, not a suggestion.
+            argv += ["--memory", str(limits.memory_bytes)]
+            argv += ["--memory-swap", str(limits.memory_bytes)]
+        argv += ["--cpus", f"{limits.cpus:g}", "--pids-limit", str(limits.pids)]
+        if limits.cpu_seconds is not None:
+            # RLIMIT_CPU per process, exactly as for process agents (SIGXCPU, then SIGKILL).
+            argv += ["--ulimit", f"cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}"]
+        argv += ["--read-only", "--tmpfs", f"/tmp:size={self.tmpfs_size}"]
+        argv += ["--security-opt", "no-new-privileges", "--cap-drop", "ALL"]
+        argv += ["--user", self.user, "--network", self.network]
+        # A tiny init as PID 1: the bot then gets default signal actions (PID 1 ignores
+        # SIGTERM and SIGXCPU) and its zombies are reaped.
+        argv += ["--init"]
+        if self.pull is not None:
+            argv += ["--pull", self.pull]
+        # The only writable place is /tmp, so runtimes that write under ~ write there.
+        argv += ["-e", "HOME=/tmp", "-e", "TMPDIR=/tmp"]
+        argv += ["-e", f"ARENA_GAME_MASTER={spec.game_master}", "-e", SEAT_TOKEN_ENV]
+        return [*argv, spec.image, *spec.command]
+
+    def client_environment(self, spec: AgentSpec) -> dict[str, str]:
+        """Environment of the docker client process (not of the bot)."""
+        executable = self._docker_path()
+        env = {name: os.environ[name] for name in DOCKER_CLIENT_VARIABLES if name in os.environ}
+        env["PATH"] = f"{os.path.dirname(executable)}:/usr/bin:/bin"
+        env[SEAT_TOKEN_ENV] = spec.seat_token
+        return env
+
+    def _docker_path(self) -> str:
+        found = shutil.which(self.docker)
+        if found is None:
+            raise LaunchError(
+                f"docker client {self.docker!r} not found on PATH; install the docker CLI "
+                "or use the process launcher"
+            )
+        return os.path.abspath(found)
+
+    def launch(self, spec: AgentSpec) -> RunningContainer:
+        argv = self.command(spec)
+        argv[0] = self._docker_path()
+        env = self.client_environment(spec)
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+        run_dir = Path(tempfile.mkdtemp(prefix=f"arena-{safe_label(spec.label)}-"))
+        agent = start_process(
+            argv,
+            cwd=run_dir,
+            env=env,
+            limits=spec.limits,
+            run_dir=run_dir,
+            label=spec.label,
+            log_dir=self.log_dir,
+            grace_seconds=self.grace_seconds,
+            # rlimits belong inside the container; RLIMIT_AS would break the Go client.
+            apply_rlimits=False,
+            agent_class=RunningContainer,
+            docker=argv[0],
+            name=self.container_name(spec),
+        )
+        assert isinstance(agent, RunningContainer)
+        return agent

@@ -1,0 +1,373 @@
+"""Agent launchers with real processes: environment, limits, group kill, stderr cap, docker argv."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from runner.launch import (
+    RUNTIME_VARIABLES,
+    AgentLimits,
+    AgentSpec,
+    ContainerLauncher,
+    LaunchError,
+    ProcessLauncher,
+    RunningAgent,
+    describe_exit,
+)
+from runner.launch.spec import MIB
+
+AGENTS = Path(__file__).parent / "agents"
+PYTHON = sys.executable
+TOKEN = "seat-token-0123456789abcdef"
+
+
+def spec_for(*command: str, directory: Path = AGENTS, **limits: int | None) -> AgentSpec:
+    return AgentSpec(
+        command=tuple(command),
+        directory=directory,
+        game_master="127.0.0.1:50051",
+        seat_token=TOKEN,
+        limits=AgentLimits(**limits),  # type: ignore[arg-type]
+        label="gs7-g0-s2",
+    )
+
+
+@pytest.fixture
+def launched() -> Iterator[list[RunningAgent]]:
+    """Agents a test started; all are stopped afterwards, even when the test fails."""
+    agents: list[RunningAgent] = []
+    yield agents
+    for agent in agents:
+        agent.stop()
+
+
+def launch(launched: list[RunningAgent], spec: AgentSpec, **options: object) -> RunningAgent:
+    agent = ProcessLauncher(**options).launch(spec)  # type: ignore[arg-type]
+    launched.append(agent)
+    return agent
+
+
+def wait_for(condition: object, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes whose process group is `pgid`, from /proc."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            members.append(int(entry))
+    return members
+
+
+# --- environment and working directory ------------------------------------------------------
+
+
+def test_agent_sees_exactly_the_documented_environment(
+    launched: list[RunningAgent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_ADMIN_TOKEN", "worker-secret")
+    monkeypatch.setenv("PYTHONPATH", "/somewhere/else")
+    agent = launch(launched, spec_for(PYTHON, "print_env.py"))
+    assert agent.wait(timeout=20) == 0
+    seen = json.loads(agent.stderr_text())
+    env = seen["env"]
+    home = Path(env["HOME"])
+    assert env == {
+        "PATH": f"{os.path.dirname(PYTHON)}:/usr/bin:/bin",
+        "HOME": str(home),
+        "TMPDIR": str(home.parent / "tmp"),
+        "LANG": "C.UTF-8",
+        "ARENA_GAME_MASTER": "127.0.0.1:50051",
+        "ARENA_SEAT_TOKEN": TOKEN,
+    }
+    assert set(env) == set(RUNTIME_VARIABLES) | {"ARENA_GAME_MASTER", "ARENA_SEAT_TOKEN"}
+    assert seen["cwd"] == str(AGENTS.resolve())
+    assert seen["argv"] == ["print_env.py"]
+    assert home.is_dir() and oct(home.parent.stat().st_mode & 0o777) == "0o700"
+    assert agent.exit_reason() == "exited with code 0"
+    agent.stop()
+    assert not home.parent.exists(), "the private directory outlived the agent"
+
+
+def test_bare_command_name_is_resolved_on_the_workers_path_before_the_env_is_cleaned(
+    launched: list[RunningAgent], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    bot = tools / "mybot"
+    bot.write_text('#!/bin/sh\necho "$0|$PATH" >&2\n')
+    bot.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    agent = launch(launched, spec_for("mybot", directory=tmp_path))
+    assert agent.wait(timeout=10) == 0
+    assert agent.stderr_text().strip() == f"{bot}|{tools}:/usr/bin:/bin"
+
+
+def test_relative_command_is_resolved_in_the_bot_directory(
+    launched: list[RunningAgent], tmp_path: Path
+) -> None:
+    bot = tmp_path / "bin" / "bot.sh"
+    bot.parent.mkdir()
+    bot.write_text("#!/bin/sh\npwd >&2\n")
+    bot.chmod(0o755)
+    agent = launch(launched, spec_for("bin/bot.sh", directory=tmp_path))
+    assert agent.wait(timeout=10) == 0
+    assert agent.stderr_text().strip() == str(tmp_path.resolve())
+
+
+@pytest.mark.parametrize("program", ["no-such-bot-xyz", "./missing_bot.py", "print_env.py"])
+def test_missing_or_unrunnable_command_names_the_command(program: str) -> None:
+    with pytest.raises(LaunchError, match=program.replace(".", r"\.")):
+        ProcessLauncher().launch(spec_for(program))
+
+
+def test_missing_bot_directory_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(LaunchError, match="does not exist"):
+        ProcessLauncher().launch(spec_for(PYTHON, directory=tmp_path / "gone"))
+
+
+# --- limits -----------------------------------------------------------------------------------
+
+
+def test_memory_hog_under_256_mb_dies_and_is_reported_as_a_memory_fault(
+    launched: list[RunningAgent],
+) -> None:
+    agent = launch(launched, spec_for(PYTHON, "hog_memory.py", memory_bytes=256 * MIB))
+    code = agent.wait(timeout=30)
+    assert code is not None and code != 0
+    assert "MemoryError" in agent.stderr_text()
+    assert agent.exit_reason() == "memory limit (256 MB) exceeded"
+
+
+def test_spinning_bot_under_1_s_cpu_is_stopped_and_reported_as_cpu_limit(
+    launched: list[RunningAgent],
+) -> None:
+    agent = launch(launched, spec_for(PYTHON, "spin_forever.py", cpu_seconds=1))
+    assert agent.wait(timeout=20) == -signal.SIGXCPU
+    assert agent.exit_reason() == "CPU time limit (1 s) exceeded"
+
+
+def test_bot_ignoring_sigxcpu_is_killed_at_the_hard_cpu_limit(
+    launched: list[RunningAgent],
+) -> None:
+    agent = launch(launched, spec_for(PYTHON, "spin_forever.py", "--ignore-sigxcpu", cpu_seconds=1))
+    assert agent.wait(timeout=20) == -signal.SIGKILL
+    assert agent.exit_reason() == "CPU time limit (1 s) exceeded"
+    agent.stop()  # after reaping, the verdict rests on exact rusage and must not change
+    assert agent.exit_reason() == "CPU time limit (1 s) exceeded"
+
+
+def test_stop_kills_the_whole_process_group_including_grandchildren(
+    launched: list[RunningAgent],
+) -> None:
+    agent = launch(launched, spec_for(PYTHON, "spawn_sleeper.py"))
+    wait_for(lambda: "child pid" in agent.stderr_text())
+    child = int(agent.stderr_text().split("child pid")[1].split()[0])
+    assert os.getpgid(child) == agent.pgid != os.getpgid(0)
+    assert os.getsid(agent.pid) == agent.pid
+    assert agent.poll() is None and agent.wait(timeout=0.1) is None
+    agent.stop()
+    wait_for(lambda: not group_members(agent.pgid), timeout=5)
+    assert agent.exit_reason() == "stopped by the arena"
+    agent.stop()  # idempotent
+
+
+def test_stop_after_the_agent_exited_still_kills_what_it_left_behind(
+    launched: list[RunningAgent], tmp_path: Path
+) -> None:
+    bot = tmp_path / "orphaner.sh"
+    bot.write_text("#!/bin/sh\nsleep 1000 &\necho started >&2\nexit 4\n")
+    bot.chmod(0o755)
+    agent = launch(launched, spec_for("./orphaner.sh", directory=tmp_path))
+    assert agent.wait(timeout=10) == 4
+    assert group_members(agent.pgid), "the orphaned sleep should still be running"
+    agent.stop()
+    wait_for(lambda: not group_members(agent.pgid), timeout=5)
+    assert agent.exit_reason() == "exited with code 4"
+
+
+def test_stderr_is_capped_with_a_truncation_note(
+    launched: list[RunningAgent], tmp_path: Path
+) -> None:
+    agent = launch(
+        launched, spec_for(PYTHON, "noisy_stderr.py", stderr_bytes=4096), log_dir=tmp_path
+    )
+    assert agent.wait(timeout=20) == 3
+    agent.stop()
+    text = agent.stderr_text()
+    head, note = text.split("\n[truncated: ")
+    assert head.startswith("line 0000000000\n") and len(head.encode()) == 4096
+    assert note == f"{1024 * 1024 - 4096} more bytes not kept]\n"
+    assert agent.stderr_path == tmp_path / "gs7-g0-s2.stderr.log"
+    assert agent.stderr_path.stat().st_size == 4096  # the log file survives the agent
+    assert agent.exit_reason() == "exited with code 3"
+
+
+# --- exit reasons, as a table -------------------------------------------------------------------
+
+LIMITS = AgentLimits(cpu_seconds=5, memory_bytes=256 * MIB)
+
+
+@pytest.mark.parametrize(
+    ("returncode", "options", "reason"),
+    [
+        (0, {}, "exited with code 0"),
+        (2, {}, "exited with code 2"),
+        (0, {"stderr": "MemoryError"}, "exited with code 0"),
+        (1, {"stderr": "Traceback ...\nMemoryError\n"}, "memory limit (256 MB) exceeded"),
+        (-6, {"stderr": "std::bad_alloc"}, "memory limit (256 MB) exceeded"),
+        (-11, {}, "killed by signal SIGSEGV (11)"),
+        (-9, {"cpu_used": 1.0}, "killed by signal SIGKILL (9)"),
+        (-9, {"cpu_used": 5.9}, "CPU time limit (5 s) exceeded"),
+        (-int(signal.SIGXCPU), {}, "CPU time limit (5 s) exceeded"),
+        (-15, {"stopped": True}, "stopped by the arena"),
+        (
+            137,
+            {"container": True},
+            "memory limit (256 MB) exceeded (killed by SIGKILL, presumably the OOM killer)",
+        ),
+        (128 + int(signal.SIGXCPU), {"container": True}, "CPU time limit (5 s) exceeded"),
+        (139, {"container": True}, "killed by signal SIGSEGV (11)"),
+        (125, {"container": True}, "docker could not run the container (exit code 125)"),
+        (1, {"container": True}, "exited with code 1"),
+    ],
+)
+def test_exit_reason_table(returncode: int, options: dict[str, object], reason: str) -> None:
+    assert describe_exit(returncode, limits=LIMITS, **options) == reason  # type: ignore[arg-type]
+
+
+def test_spec_repr_does_not_show_the_seat_token() -> None:
+    assert TOKEN not in repr(spec_for(PYTHON))
+
+
+# --- container launcher -------------------------------------------------------------------------
+
+
+def container_spec(**limits: int | None) -> AgentSpec:
+    return AgentSpec(
+        command=(),
+        directory=AGENTS,
+        game_master="gamemaster:50051",
+        seat_token=TOKEN,
+        limits=AgentLimits(**limits),  # type: ignore[arg-type]
+        label="gs7-g0-s2",
+        image="arena-bots/greedy:3",
+    )
+
+
+def test_container_command_is_exactly_the_documented_docker_run() -> None:
+    spec = container_spec(cpu_seconds=30, memory_bytes=256 * MIB)
+    name = ContainerLauncher().container_name(spec)
+    assert ContainerLauncher().command(spec) == [
+        "docker", "run", "--rm",
+        "--name", name,
+        "--label", "arena.agent=gs7-g0-s2",
+        "--memory", str(256 * MIB),
+        "--memory-swap", str(256 * MIB),
+        "--cpus", "1",
+        "--pids-limit", "128",
+        "--ulimit", "cpu=30:31",
+        "--read-only",
+        "--tmpfs", "/tmp:size=64m",
+        "--security-opt", "no-new-privileges",
+        "--cap-drop", "ALL",
+        "--user", "65534:65534",
+        "--network", "arena-agents",
+        "--init",
+        "--pull", "never",
+        "-e", "HOME=/tmp",
+        "-e", "TMPDIR=/tmp",
+        "-e", "ARENA_GAME_MASTER=gamemaster:50051",
+        "-e", "ARENA_SEAT_TOKEN",
+        "arena-bots/greedy:3",
+    ]  # fmt: skip
+
+
+def test_container_name_is_valid_unique_per_token_and_hides_the_token() -> None:
+    launcher = ContainerLauncher()
+    spec = container_spec()
+    name = launcher.container_name(spec)
+    assert name.startswith("arena-agent-gs7-g0-s2-") and TOKEN not in name
+    other = AgentSpec(**{**spec.__dict__, "seat_token": "another-token"})
+    assert launcher.container_name(other) != name
+    assert all(c.isascii() and (c.isalnum() or c in "_.-") for c in name)
+
+
+def test_container_command_options_follow_the_spec() -> None:
+    spec = AgentSpec(
+        command=("--level", "3"),
+        directory=AGENTS,
+        game_master="gm:1",
+        seat_token=TOKEN,
+        limits=AgentLimits(cpu_seconds=None, memory_bytes=None, cpus=0.5, pids=32),
+        label="weird label/é",
+        image="img",
+    )
+    argv = ContainerLauncher(network="other-net", pull=None).command(spec)
+    assert "--memory" not in argv and "--ulimit" not in argv and "--pull" not in argv
+    assert argv[argv.index("--cpus") + 1] == "0.5"
+    assert argv[argv.index("--pids-limit") + 1] == "32"
+    assert argv[argv.index("--network") + 1] == "other-net"
+    assert argv[-3:] == ["img", "--level", "3"]
+    assert argv[argv.index("--label") + 1] == "arena.agent=weird-label"
+
+
+def test_container_without_image_is_a_clear_error() -> None:
+    spec = AgentSpec(command=(), directory=AGENTS, game_master="gm:1", seat_token=TOKEN)
+    with pytest.raises(LaunchError, match="no container image"):
+        ContainerLauncher().command(spec)
+
+
+def test_missing_docker_binary_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(LaunchError, match="docker client 'docker-missing-xyz' not found"):
+        ContainerLauncher(docker="docker-missing-xyz").launch(container_spec())
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(LaunchError, match="docker client 'docker' not found"):
+        ContainerLauncher().launch(container_spec())
+
+
+def test_container_launch_runs_docker_with_the_token_in_its_env_and_stops_the_container(
+    launched: list[RunningAgent], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy(AGENTS / "fake_docker.sh", bin_dir / "docker")
+    (bin_dir / "docker").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))  # passed through to the client
+    monkeypatch.setenv("ARENA_ADMIN_TOKEN", "worker-secret")  # must not be passed through
+    launcher = ContainerLauncher(grace_seconds=1)
+    spec = container_spec()
+    agent = launcher.launch(spec)
+    launched.append(agent)
+    wait_for(lambda: "container starting" in agent.stderr_text())
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert calls[0] == " ".join(launcher.command(spec)[1:])
+    assert calls[1] == f"ARENA_SEAT_TOKEN={TOKEN}"
+    client_env = set(calls[2].removeprefix("env: ").split()) - {"PWD"}  # sh adds PWD
+    assert client_env == {"ARENA_SEAT_TOKEN", "DOCKER_CONFIG", "HOME", "PATH"}
+    assert agent.poll() is None
+    agent.stop()
+    name = launcher.container_name(spec)
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert calls[3:] == [f"stop --time 1 {name}", f"rm --force {name}"]
+    assert agent.exit_reason() == "stopped by the arena"
