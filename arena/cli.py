@@ -14,6 +14,8 @@ from arena.errors import ArenaError
 COMMAND_MODULES = [
     "arena.commands.local",
     "arena.commands.bots",
+    "arena.commands.tournament",
+    "arena.commands.worker",
 ]
 
 

@@ -1,0 +1,226 @@
+"""`arena tournament`: create (plan, store, enqueue), list, and follow a tournament's progress."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from arena.storage import Database, Progress, Tournament
+
+BAR_WIDTH = 30
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    tournament = subparsers.add_parser("tournament", help="create and follow tournaments")
+    sub = tournament.add_subparsers(dest="tournament_command", metavar="ACTION", required=True)
+
+    create = sub.add_parser("create", help="plan a tournament, store it and queue its game sets")
+    create.add_argument(
+        "--format",
+        choices=("round-robin", "gauntlet"),
+        default="round-robin",
+        help="round robin over all pairs, or the first bot against each of the others",
+    )
+    create.add_argument(
+        "--bots",
+        default="",
+        help="comma-separated name@version or names (latest version); default: all active bots",
+    )
+    create.add_argument("--sets", type=int, default=2, help="duplicate game sets per pair")
+    create.add_argument(
+        "--ruleset",
+        default="standard",
+        help='a ruleset name, or a JSON object such as \'{"name": "standard", "max_hands": 3}\'',
+    )
+    create.add_argument("--seed", type=int, default=None, help="seed of the plan (default: random)")
+    create.add_argument(
+        "--no-enqueue",
+        action="store_true",
+        help="only store it (a running worker's reconciler will queue it)",
+    )
+    create.set_defaults(func=_create)
+
+    lst = sub.add_parser("list", help="list tournaments, newest first")
+    lst.add_argument("--limit", type=int, default=20)
+    lst.set_defaults(func=_list)
+
+    status = sub.add_parser("status", help="show a tournament's progress")
+    status.add_argument("tournament_id", metavar="ID")
+    status.add_argument("--follow", action="store_true", help="refresh until it is done")
+    status.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
+    status.set_defaults(func=_status)
+
+
+def _open() -> Database:
+    from arena.config import database_url
+    from arena.storage import open_database
+
+    return open_database(database_url())
+
+
+def _create(args: argparse.Namespace) -> int:
+    from runner import redis_conn
+    from runner.queue import arena_queue, enqueue_game_sets
+    from runner.tournament import create_tournament
+
+    bots = [b for b in args.bots.split(",") if b.strip()] or None
+    enqueue = None
+    if not args.no_enqueue:
+        # Reach Redis before storing anything, so a missing Redis is reported up front.
+        queue = arena_queue(redis_conn.connect())
+
+        def enqueue(ids: Sequence[str]) -> int:
+            return enqueue_game_sets(queue, ids)
+
+    with _open() as db:
+        tournament = create_tournament(
+            db,
+            format=args.format,
+            bots=bots,
+            sets=args.sets,
+            ruleset=args.ruleset,
+            seed=args.seed,
+            enqueue=enqueue,
+        )
+    queued = "stored" if args.no_enqueue else "queued"
+    print(
+        f"tournament {tournament.id}: {tournament.format}, {tournament.planned_sets} game sets "
+        f"{queued} (ruleset {tournament.ruleset}, seed {tournament.seed})"
+    )
+    print(f"follow it with: arena tournament status {tournament.id} --follow")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from arena.storage import repo
+
+    with _open() as db, db.session() as session:
+        tournaments = repo.list_tournaments(session, limit=args.limit)
+        if not tournaments:
+            print("no tournaments yet; create one with `arena tournament create`")
+            return 0
+        rows = [("ID", "FORMAT", "RULESET", "STATE", "SETS", "DONE", "CREATED")]
+        for t in tournaments:
+            progress = repo.tournament_progress(session, t.id)
+            rows.append(
+                (
+                    t.id,
+                    t.format + (" (nightly)" if t.nightly else ""),
+                    t.ruleset,
+                    t.state,
+                    str(t.planned_sets),
+                    f"{progress.done}" + (f" +{progress.failed} failed" if progress.failed else ""),
+                    f"{t.created:%Y-%m-%d %H:%M}",
+                )
+            )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return 0
+
+
+def progress_bar(done: int, failed: int, total: int, width: int = BAR_WIDTH) -> str:
+    """`[#########.....x.......]` with done sets as #, failed as x."""
+    if total <= 0:
+        return "[" + " " * width + "]"
+    full = round(width * done / total)
+    bad = round(width * (done + failed) / total) - full
+    return "[" + "#" * full + "x" * bad + "." * (width - full - bad) + "]"
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+def status_line(tournament: Tournament, progress: Progress, now: datetime | None = None) -> str:
+    """One line: bar, counts, percentage, elapsed and ETA (at the pace so far)."""
+    now = now or datetime.now(UTC)
+    settled = progress.done + progress.failed
+    pct = 100.0 * settled / progress.total if progress.total else 100.0
+    parts = [
+        progress_bar(progress.done, progress.failed, progress.total),
+        f"{settled}/{progress.total} sets",
+        f"{pct:3.0f}%",
+    ]
+    if progress.running:
+        parts.append(f"{progress.running} running")
+    if progress.failed:
+        parts.append(f"{progress.failed} failed")
+    if tournament.started is not None:
+        end = tournament.finished or now
+        elapsed = (end - tournament.started).total_seconds()
+        parts.append(f"elapsed {_duration(elapsed)}")
+        if not progress.finished and settled:
+            parts.append(f"ETA {_duration(elapsed / settled * (progress.total - settled))}")
+    if progress.finished:
+        parts.append(tournament.state)
+    elif tournament.state == "queued":
+        parts.append("waiting for a worker")
+    return "  ".join(parts)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from arena.storage import repo
+
+    tty = sys.stdout.isatty()
+    with _open() as db:
+        with db.session() as session:
+            t = repo.get_tournament(session, args.tournament_id)
+            print(
+                f"tournament {t.id}: {t.format}, ruleset {t.ruleset}, seed {t.seed}, "
+                f"{t.planned_sets} sets ({t.sets_per_pair} per pair)"
+            )
+        last = ""
+        while True:
+            with db.session() as session:
+                t = repo.get_tournament(session, args.tournament_id)
+                progress = repo.tournament_progress(session, t.id)
+                line = status_line(t, progress)
+            if line != last:
+                print(
+                    ("\r\x1b[2K" if tty and last else "") + line,
+                    end="" if tty else "\n",
+                    flush=True,
+                )
+                last = line
+            if not args.follow or progress.finished:
+                break
+            time.sleep(args.interval)
+        if tty:
+            print()
+        if progress.finished:
+            _print_results(db, t.id)
+    return 0
+
+
+def _print_results(db: Database, tournament_id: str) -> None:
+    """Each bot's points in the tournament's finished sets, best first."""
+    from arena.storage import repo
+
+    scores: dict[str, list[float]] = {}
+    with db.session() as session:
+        for s in repo.list_game_sets(session, tournament_id, state="done"):
+            if s.score_a is None:
+                continue
+            for ref, points in ((s.bot_a.ref, s.score_a), (s.bot_b.ref, 2.0 - s.score_a)):
+                entry = scores.setdefault(ref, [0.0, 0.0])
+                entry[0] += points
+                entry[1] += 2
+    if not scores:
+        return
+    print("results (points out of games played):")
+    for ref, (points, games) in sorted(scores.items(), key=lambda kv: -kv[1][0] / kv[1][1]):
+        print(f"  {ref:30s} {points:5.1f}/{games:<4.0f} {100 * points / games:5.1f}%")

@@ -1,0 +1,33 @@
+"""`arena worker`: run RQ workers that play queued game sets, with the queue reconciler."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    worker = subparsers.add_parser(
+        "worker", help="play queued game sets (N worker processes and the reconciler)"
+    )
+    worker.add_argument("--count", type=int, default=1, help="worker processes (default 1)")
+    worker.add_argument("--queue", default=None, help="queue name (default ARENA_QUEUE)")
+    worker.add_argument(
+        "--burst", action="store_true", help="one worker process; exit when the queue is empty"
+    )
+    worker.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from arena.config import ConfigError
+    from runner import redis_conn
+    from runner.queue import queue_name
+    from runner.worker import Supervisor, setup_logging, work_forever
+
+    if args.count < 1:
+        raise ConfigError(f"--count {args.count}: run at least one worker")
+    setup_logging()
+    redis_conn.connect()  # fail now, with the fix in the message, if Redis is not there
+    queue = args.queue or queue_name()
+    if args.burst:
+        return work_forever(queue, burst=True)
+    return Supervisor(args.count, queue).run()

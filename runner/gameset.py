@@ -1,0 +1,249 @@
+"""Playing one duplicate game set on a game master with fresh agents, and recording it once."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from arena.config import Limits
+from arena.storage import FaultInfo, GameResult
+from arena.storage.models import BotVersion
+from runner.gm_client import GameExists, GameMasterClient
+from runner.launch import (
+    AgentLimits,
+    AgentSpec,
+    ContainerLauncher,
+    LaunchError,
+    ProcessLauncher,
+    RunningAgent,
+)
+
+log = logging.getLogger(__name__)
+
+# Every seat must have said Hello this long after OpenGame, or it forfeits (agents start
+# fresh for each game, so this covers an interpreter's start-up on a busy machine).
+CONNECT_MS = 20_000
+# A game's wall-clock bound: four seats' time banks and decisions, plus slack.
+GAME_TIMEOUT = 15 * 60.0
+# How long agents get to leave on their own after the game master closed their streams.
+_EXIT_GRACE = 0.3
+
+
+class Launcher(Protocol):
+    def launch(self, spec: AgentSpec) -> RunningAgent: ...
+
+
+@dataclass(frozen=True)
+class SeatBot:
+    """How to start the agent of one seat: a registered bot version."""
+
+    version_id: int
+    ref: str
+    directory: str
+    command: tuple[str, ...] | None
+    image: str | None
+
+    @classmethod
+    def of(cls, version: BotVersion) -> SeatBot:
+        return cls(
+            version_id=version.id,
+            ref=version.ref,
+            directory=version.directory,
+            command=tuple(version.command) if version.command is not None else None,
+            image=version.image,
+        )
+
+
+@dataclass(frozen=True)
+class GameTiming:
+    """Where one game's wall time went, for the benchmark and the logs."""
+
+    launch_s: float
+    play_s: float
+    stop_s: float
+
+
+@dataclass
+class Launchers:
+    process: Launcher
+    container: Launcher
+
+    @classmethod
+    def default(cls, log_dir: Path | None = None) -> Launchers:
+        return cls(ProcessLauncher(log_dir=log_dir), ContainerLauncher(log_dir=log_dir))
+
+    def for_bot(self, bot: SeatBot) -> Launcher:
+        return self.container if bot.image else self.process
+
+
+def _spec(bot: SeatBot, token: str, game_master: str, label: str, limits: AgentLimits) -> AgentSpec:
+    return AgentSpec(
+        command=bot.command or (),
+        directory=Path(bot.directory),
+        game_master=game_master,
+        seat_token=token,
+        limits=limits,
+        label=label,
+        image=bot.image or "",
+    )
+
+
+def _stop_all(agents: Sequence[RunningAgent | None]) -> None:
+    """Stop every agent at once: each stop may wait out a grace period."""
+    threads = [threading.Thread(target=a.stop, daemon=True) for a in agents if a is not None]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def _record_faults(record: str) -> list[FaultInfo]:
+    """The faults of the record's action lines (RECORD.md: `fault` on a decided action)."""
+    faults: list[FaultInfo] = []
+    for line in record.splitlines():
+        if '"fault"' not in line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or not event.get("fault"):
+            continue
+        seat = event.get("seat")
+        if seat not in (0, 1, 2, 3):
+            continue
+        faults.append(
+            FaultInfo(
+                seat=seat,
+                kind=str(event["fault"]),
+                hand=event.get("hand"),
+                detail=str(event.get("detail", "")),
+            )
+        )
+    return faults
+
+
+def _with_deaths(faults: list[FaultInfo], deaths: dict[int, tuple[str, str]]) -> list[FaultInfo]:
+    """Attach each dead agent's exit reason and stderr to its seat's first fault (or add one)."""
+    out = list(faults)
+    for seat, (reason, stderr) in sorted(deaths.items()):
+        index = next((i for i, f in enumerate(out) if f.seat == seat), None)
+        if index is None:
+            out.append(FaultInfo(seat=seat, kind="crash", detail=reason, stderr=stderr))
+            continue
+        fault = out[index]
+        detail = f"{fault.detail}; agent {reason}" if fault.detail else f"agent {reason}"
+        out[index] = FaultInfo(fault.seat, fault.kind, fault.hand, detail, stderr)
+    return out
+
+
+def play_game(
+    client: GameMasterClient,
+    *,
+    game_id: str,
+    game_index: int,
+    seats: Sequence[SeatBot],
+    ruleset: str,
+    seed: int,
+    first_dealer: int,
+    limits: Limits,
+    agent_limits: AgentLimits,
+    launchers: Launchers,
+    agent_game_master: str | None = None,
+    timings: Callable[[GameTiming], None] | None = None,
+) -> GameResult:
+    """Open one game, start its four agents, wait for the end, stop them, return the result."""
+    started = time.monotonic()
+    names = [bot.ref for bot in seats]
+    try:
+        opened = client.open_game(
+            game_id=game_id,
+            ruleset=ruleset,
+            seed=seed,
+            first_dealer=first_dealer,
+            agents=names,
+            limits=limits,
+            connect_ms=CONNECT_MS,
+        )
+    except GameExists:
+        # An earlier attempt's game (its worker died): end it and play under a fresh id.
+        client.abort_game(game_id)
+        opened = client.open_game(
+            game_id=f"{game_id}.{int(time.time() * 1000) % 10**9}",
+            ruleset=ruleset,
+            seed=seed,
+            first_dealer=first_dealer,
+            agents=names,
+            limits=limits,
+            connect_ms=CONNECT_MS,
+        )
+    address = agent_game_master or client.address
+    agents: list[RunningAgent | None] = [None, None, None, None]
+    launch_errors: dict[int, str] = {}
+    launched = played = time.monotonic()
+    try:
+        for seat, bot in enumerate(seats):
+            label = f"{opened.game_id}-s{seat}"
+            spec = _spec(bot, opened.seat_tokens[seat], address, label, agent_limits)
+            try:
+                agents[seat] = launchers.for_bot(bot).launch(spec)
+            except LaunchError as exc:
+                # The seat never connects and forfeits; the fault says why.
+                launch_errors[seat] = str(exc)
+                log.warning("game %s seat %d: %s", opened.game_id, seat, exc)
+        launched = time.monotonic()
+        result = client.await_game(opened.game_id, timeout=GAME_TIMEOUT)
+        played = time.monotonic()
+        deaths = _deaths(agents)
+    except BaseException:
+        # Whatever went wrong here (timeout, shutdown), the game must not outlive the job.
+        try:
+            client.abort_game(opened.game_id)
+        except Exception as exc:  # the original error matters more
+            log.warning("could not abort game %s: %s", opened.game_id, exc)
+        raise
+    finally:
+        _stop_all(agents)
+    stopped = time.monotonic()
+    if timings is not None:
+        timings(GameTiming(launched - started, played - launched, stopped - played))
+    for seat, error in launch_errors.items():
+        deaths[seat] = (f"could not be started: {error}", "")
+    record = result.record_jsonl
+    stats = list(result.seats)
+    scores = list(result.scores)
+    return GameResult(
+        game_index=game_index,
+        seats=[bot.version_id for bot in seats],
+        scores=(int(scores[0]), int(scores[1])) if len(scores) == 2 else (0, 0),
+        winner=int(result.winner) if result.HasField("winner") else None,
+        reason=result.reason or "aborted",
+        hands=int(result.hands),
+        record=record.encode("utf-8"),
+        decisions=sum(int(s.decisions) for s in stats),
+        think_ms=[int(s.total_ms) for s in stats] if len(stats) == 4 else (0, 0, 0, 0),
+        forfeit_seat=int(result.forfeit_seat) if result.HasField("forfeit_seat") else None,
+        faults=_with_deaths(_record_faults(record), deaths),
+        seed=seed,
+        first_dealer=first_dealer,
+        ruleset=ruleset,
+    )
+
+
+def _deaths(agents: Sequence[RunningAgent | None]) -> dict[int, tuple[str, str]]:
+    """Seats whose agent ended badly by itself: exit reason and capped stderr."""
+    deadline = time.monotonic() + _EXIT_GRACE
+    out: dict[int, tuple[str, str]] = {}
+    for seat, agent in enumerate(agents):
+        if agent is None:
+            continue
+        code = agent.wait(max(0.0, deadline - time.monotonic()))
+        if code is not None and code != 0:
+            out[seat] = (agent.exit_reason() or f"exited with code {code}", agent.stderr_text())
+    return out

@@ -1,0 +1,92 @@
+"""RQ job functions: JSON-able arguments, and the same calls the CLI makes."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import redis
+
+from arena.config import database_url, env
+from arena.storage import Database, open_database
+from runner.gm_client import GameMasterClient
+
+log = logging.getLogger(__name__)
+
+# Held while a rating table is rewritten, so two workers finishing sets at once apply both.
+RATINGS_LOCK_TTL = 120
+
+# Opened lazily once per process; a forked work horse opens its own (pid-keyed).
+_database: tuple[int, Database] | None = None
+_client: tuple[int, GameMasterClient] | None = None
+
+
+def database() -> Database:
+    global _database
+    if _database is None or _database[0] != os.getpid():
+        _database = (os.getpid(), open_database(database_url()))
+    return _database[1]
+
+
+def game_master() -> GameMasterClient:
+    global _client
+    if _client is None or _client[0] != os.getpid():
+        _client = (os.getpid(), GameMasterClient(env("ARENA_GAME_MASTER")))
+    return _client[1]
+
+
+def _connection() -> redis.Redis:
+    from rq import get_current_job
+
+    job = get_current_job()
+    if job is not None:
+        return job.connection
+    from runner.redis_conn import connect
+
+    return connect()
+
+
+@contextlib.contextmanager
+def _ratings_lock(ruleset: str) -> Iterator[object]:
+    lock = _connection().lock(f"arena:lock:ratings:{ruleset}", timeout=RATINGS_LOCK_TTL)
+    with lock:
+        yield lock
+
+
+def run_game_set(set_id: str) -> dict[str, Any]:
+    """Play and record one game set (a no-op if it is already done)."""
+    from runner.tournament import run_game_set as run
+
+    outcome = run(database(), set_id, game_master(), ratings_lock=_ratings_lock)
+    log.info(
+        "set %s: %s (attempt %d)",
+        set_id,
+        "recorded" if outcome.recorded else outcome.state,
+        outcome.attempts,
+    )
+    return outcome.to_dict()
+
+
+def nightly_round_robin(sets: int = 2, ruleset: str = "standard") -> dict[str, Any]:
+    """Create and enqueue a round robin of every active bot's latest version."""
+    from runner.queue import arena_queue, enqueue_game_sets
+    from runner.tournament import TournamentError, create_tournament
+
+    queue = arena_queue(_connection())
+    try:
+        tournament = create_tournament(
+            database(),
+            format="round-robin",
+            bots=None,
+            sets=sets,
+            ruleset=ruleset,
+            nightly=True,
+            enqueue=lambda ids: enqueue_game_sets(queue, ids),
+        )
+    except TournamentError as exc:
+        log.warning("nightly round robin skipped: %s", exc)
+        return {"tournament": None, "skipped": str(exc)}
+    return {"tournament": tournament.id, "sets": tournament.planned_sets}

@@ -1,0 +1,84 @@
+"""The RQ queue of game sets: JSON-serialized jobs whose id is the game set id."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import redis
+from rq import Queue, Retry
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.serializers import JSONSerializer
+
+from arena.config import env
+
+# A set is two games of at most a few minutes each (time banks included); a job that runs
+# far longer than that is stuck, and RQ kills it.
+GAME_SET_TIMEOUT = 30 * 60
+# Retries after a failure or after the worker died; each attempt is counted in the database.
+GAME_SET_RETRIES = 2
+# Finished jobs only matter to RQ's dashboards; the result lives in the database.
+RESULT_TTL = 600
+FAILURE_TTL = 7 * 24 * 3600
+
+RUN_GAME_SET = "runner.jobs.run_game_set"
+NIGHTLY = "runner.jobs.nightly_round_robin"
+
+
+def queue_name() -> str:
+    return env("ARENA_QUEUE")
+
+
+def arena_queue(connection: redis.Redis, name: str | None = None) -> Queue:
+    return Queue(name or queue_name(), connection=connection, serializer=JSONSerializer)
+
+
+def fetch_job(connection: redis.Redis, job_id: str) -> Job | None:
+    try:
+        return Job.fetch(job_id, connection=connection, serializer=JSONSerializer)
+    except NoSuchJobError:
+        return None
+
+
+def enqueue_game_set(queue: Queue, set_id: str, *, at_front: bool = False) -> Job:
+    """Enqueue one game set; the job id is the set id, so a set is never queued twice."""
+    return queue.enqueue(
+        RUN_GAME_SET,
+        args=(set_id,),
+        job_id=set_id,
+        job_timeout=GAME_SET_TIMEOUT,
+        result_ttl=RESULT_TTL,
+        failure_ttl=FAILURE_TTL,
+        retry=Retry(max=GAME_SET_RETRIES),
+        description=f"game set {set_id}",
+        at_front=at_front,
+    )
+
+
+def enqueue_game_sets(queue: Queue, set_ids: Iterable[str]) -> int:
+    """Enqueue sets in one round trip; returns how many were enqueued."""
+    data = [
+        Queue.prepare_data(
+            RUN_GAME_SET,
+            args=(set_id,),
+            job_id=set_id,
+            timeout=GAME_SET_TIMEOUT,
+            result_ttl=RESULT_TTL,
+            failure_ttl=FAILURE_TTL,
+            retry=Retry(max=GAME_SET_RETRIES),
+            description=f"game set {set_id}",
+        )
+        for set_id in set_ids
+    ]
+    if not data:
+        return 0
+    return len(queue.enqueue_many(data))
+
+
+# States in which RQ still owns a job: it will run it, or is running it, or will retry it.
+LIVE_STATES = {
+    JobStatus.QUEUED,
+    JobStatus.STARTED,
+    JobStatus.SCHEDULED,
+    JobStatus.DEFERRED,
+}

@@ -1,0 +1,88 @@
+"""The reconciler: the database says which sets are unsettled; make sure Redis has a job for each.
+
+This is what makes a Redis restart lose nothing. Job ids are set ids, so a set that still
+has a live job is left alone and one whose job is gone is enqueued again, never twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field
+
+import redis
+from rq.exceptions import InvalidJobOperation
+from rq.registry import StartedJobRegistry
+
+from arena.storage import Database, repo
+from runner.queue import LIVE_STATES, arena_queue, enqueue_game_set, fetch_job
+from runner.tournament import MAX_ATTEMPTS, finish_if_done, unsettled_sets
+
+log = logging.getLogger(__name__)
+
+_LOCK = "arena:lock:reconcile"
+_LOCK_TTL = 60
+
+
+@dataclass
+class Reconciled:
+    """What one pass did."""
+
+    checked: int = 0
+    enqueued: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    skipped: bool = False
+
+
+def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = None) -> Reconciled:
+    """One pass: settle abandoned jobs, then enqueue every unsettled set that has no live job.
+
+    Only one process reconciles at a time (a Redis lock); the others skip the pass.
+    """
+    report = Reconciled()
+    lock = connection.lock(_LOCK, timeout=_LOCK_TTL)
+    if not lock.acquire(blocking=False):
+        report.skipped = True
+        return report
+    try:
+        queue = arena_queue(connection, queue_name)
+        # Jobs of workers that died: RQ retries them (or fails them when out of retries)
+        # once their heartbeat has expired.
+        StartedJobRegistry(queue=queue).cleanup()
+        with db.session() as session:
+            sets = unsettled_sets(session)
+        for set_id, _state, attempts in sets:
+            report.checked += 1
+            job = fetch_job(connection, set_id)
+            status = None
+            if job is not None:
+                try:
+                    status = job.get_status()
+                except InvalidJobOperation:
+                    status = None
+            if status in LIVE_STATES:
+                continue
+            if attempts >= MAX_ATTEMPTS:
+                with db.session() as session:
+                    why = f"gave up after {attempts} attempts (last job: {status or 'lost'})"
+                    repo.mark_set_failed(session, set_id, why)
+                    finish_if_done(session, repo.get_game_set(session, set_id).tournament_id)
+                report.failed.append(set_id)
+                continue
+            if job is not None:
+                job.delete()  # a failed or stale job: its id is needed for the new one
+            enqueue_game_set(queue, set_id)
+            report.enqueued.append(set_id)
+    finally:
+        # It may have expired during a long pass; harmless.
+        with contextlib.suppress(redis.exceptions.LockError):
+            lock.release()
+    if report.enqueued:
+        log.warning(
+            "reconciler: %d game set(s) had no job in Redis and were enqueued again: %s",
+            len(report.enqueued),
+            ", ".join(report.enqueued[:5]) + (" ..." if len(report.enqueued) > 5 else ""),
+        )
+    if report.failed:
+        log.warning("reconciler: gave up on %d set(s): %s", len(report.failed), report.failed)
+    return report

