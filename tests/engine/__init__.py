@@ -1,0 +1,1 @@
+"""Tests of the rules engine (arena.cards … arena.record) against RULES.md and RECORD.md."""
