@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "arena.commands.bots",
     "arena.commands.tournament",
     "arena.commands.worker",
+    "arena.commands.gamemaster",
 ]
 
 

@@ -112,3 +112,9 @@ def _winning(trick: tuple[tuple[int, Card], ...], table: TrumpTable) -> tuple[in
         if k > best:
             best_seat, best = seat, k
     return best_seat, best
+
+
+if __name__ == "__main__":
+    from arena.agent import run
+
+    run(GreedyPlayer())

@@ -1,0 +1,254 @@
+"""The Python agent SDK: play one seat on a game master with an ordinary in-process player.
+
+A bot is any object with ``name`` and ``act(observation, legal)`` returning an Action or its
+text (or a pair ``(action, note)`` to attach a note). Run it as the platform does::
+
+    from arena.agent import run
+    run(MyPlayer())            # reads ARENA_GAME_MASTER and ARENA_SEAT_TOKEN; exits at GameEnd
+
+Authors who prefer plain data write ``fn(observation_dict, legal_dict) -> str`` and call
+``play_function(fn)``. Exit codes: 0 the game ended, 2 no token in the environment, 3 the game
+master refused the seat, 4 it could not be reached, 5 the connection was lost mid-game.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, NoReturn, Protocol, TextIO
+
+import grpc
+
+from arena import wire
+from arena.actions import Action
+from arena.errors import ArenaError
+from arena.legal import Legal
+from arena.observation import Observation
+from arena.wire import pb
+
+DEFAULT_GAME_MASTER = "127.0.0.1:50051"
+CONNECT_TIMEOUT_S = 30.0
+EXIT_REFUSED = 3
+EXIT_UNREACHABLE = 4
+EXIT_LOST = 5
+_NOTE_MAX = 200
+_ERROR_MAX = 300
+# Status codes that mean "this seat will not be played by you", not a transport problem.
+_REFUSALS = {
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+}
+
+Answer = Action | str | tuple[Action | str, str]
+
+
+class Player(Protocol):
+    """A bot: the same interface as arena.play's in-process players (notes optional)."""
+
+    name: str
+
+    def act(self, obs: Observation, legal: Legal) -> Answer: ...
+
+
+class AgentError(ArenaError):
+    """The seat could not be played to the end."""
+
+
+class SeatRefused(AgentError):
+    """The game master refused the Hello (bad or used token, wrong protocol version, ...)."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self.code = code
+        self.details = details
+
+
+class GameMasterUnreachable(AgentError):
+    """No game master answered at the address."""
+
+
+class ConnectionLost(AgentError):
+    """The stream ended before the game did."""
+
+
+@dataclass(frozen=True)
+class SeatResult:
+    """How the game ended, seen from one seat."""
+
+    game_id: str
+    seat: int
+    team: int
+    end: pb.GameEnd
+    faults: int
+
+    @property
+    def won(self) -> bool:
+        return self.end.HasField("winner") and self.end.winner == self.team
+
+
+def play(
+    player: Player,
+    address: str,
+    token: str,
+    *,
+    agent_name: str | None = None,
+    agent_version: str = "",
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    on_message: Callable[[pb.ServerMessage], None] | None = None,
+    log: TextIO | None = None,
+) -> SeatResult:
+    """Play the seat ``token`` opens, to the end of the game. Raises AgentError subclasses.
+
+    ``on_message`` sees every ServerMessage (events included) before the SDK handles it.
+    """
+    log = log if log is not None else sys.stderr
+    name = agent_name or getattr(player, "name", "") or type(player).__name__
+    outgoing: queue.Queue[pb.AgentMessage | None] = queue.Queue()
+    outgoing.put(
+        pb.AgentMessage(
+            hello=pb.Hello(
+                seat_token=token,
+                protocol_version=wire.PROTOCOL_VERSION,
+                agent_name=name,
+                agent_version=agent_version,
+            )
+        )
+    )
+
+    def requests() -> Iterator[pb.AgentMessage]:
+        while (msg := outgoing.get()) is not None:
+            yield msg
+
+    channel = grpc.insecure_channel(address)
+    try:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=connect_timeout)
+        except grpc.FutureTimeoutError:
+            raise GameMasterUnreachable(
+                f"no game master at {address} (waited {connect_timeout:g} s)"
+            ) from None
+        stub = channel.stream_stream(
+            wire.PLAY,
+            request_serializer=pb.AgentMessage.SerializeToString,
+            response_deserializer=pb.ServerMessage.FromString,
+        )
+        call = stub(requests())
+        welcome: pb.Welcome | None = None
+        faults = 0
+        try:
+            for msg in call:
+                if on_message is not None:
+                    on_message(msg)
+                kind = msg.WhichOneof("kind")
+                if kind == "welcome":
+                    welcome = msg.welcome
+                elif kind == "decision":
+                    outgoing.put(_decide(player, msg.decision, log))
+                elif kind == "fault":
+                    faults = msg.fault.faults
+                    f = msg.fault
+                    print(
+                        f"[agent {name}] fault {f.faults}/{f.fault_limit} ({f.kind}): {f.detail}"
+                        + (f"; the game master played {f.fallback!r}" if f.fallback else ""),
+                        file=log,
+                    )
+                elif kind == "game_end":
+                    assert welcome is not None
+                    return SeatResult(
+                        welcome.game_id, welcome.seat, welcome.team, msg.game_end, faults
+                    )
+        except grpc.RpcError as exc:
+            code, details = exc.code(), exc.details() or ""
+            if welcome is None and code in _REFUSALS:
+                raise SeatRefused(code, details) from None
+            if welcome is None and code is grpc.StatusCode.UNAVAILABLE:
+                raise GameMasterUnreachable(f"game master at {address}: {details}") from None
+            raise ConnectionLost(f"{code.name}: {details}") from None
+        finally:
+            outgoing.put(None)
+            call.cancel()
+        raise ConnectionLost("the game master ended the stream before the game ended")
+    finally:
+        channel.close()
+
+
+def _decide(player: Player, decision: pb.DecisionRequest, log: TextIO) -> pb.AgentMessage:
+    rid = decision.request_id
+    try:
+        obs = wire.observation_from_pb(decision.observation)
+        legal = wire.legal_from_pb(decision.legal, obs.phase, obs.seat)
+        answer = player.act(obs, legal)
+        note = ""
+        if isinstance(answer, tuple):
+            answer, note = answer
+        return pb.AgentMessage(
+            reply=pb.Reply(request_id=rid, action=str(answer), note=str(note)[:_NOTE_MAX])
+        )
+    except Exception as exc:  # the bot's bug: report it, the game master plays the fallback
+        traceback.print_exc(file=log)
+        error = f"{exc.__class__.__name__}: {exc}"[:_ERROR_MAX]
+        return pb.AgentMessage(reply=pb.Reply(request_id=rid, error=error))
+
+
+def run(player: Player, *, agent_version: str = "") -> NoReturn:
+    """Play the seat in ARENA_SEAT_TOKEN on ARENA_GAME_MASTER, then exit (see module doc)."""
+    token = os.environ.get("ARENA_SEAT_TOKEN", "")
+    address = os.environ.get("ARENA_GAME_MASTER") or DEFAULT_GAME_MASTER
+    if not token:
+        print("ARENA_SEAT_TOKEN is not set: the platform starts agents with it", file=sys.stderr)
+        sys.exit(2)
+    try:
+        result = play(player, address, token, agent_version=agent_version)
+    except SeatRefused as exc:
+        print(f"game master refused the seat token: {exc}", file=sys.stderr)
+        sys.exit(EXIT_REFUSED)
+    except GameMasterUnreachable as exc:
+        print(f"cannot reach the game master: {exc}", file=sys.stderr)
+        sys.exit(EXIT_UNREACHABLE)
+    except ConnectionLost as exc:
+        print(f"lost the game master mid-game: {exc}", file=sys.stderr)
+        sys.exit(EXIT_LOST)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    end = result.end
+    print(
+        f"game {result.game_id} over ({end.reason}): scores {list(end.scores)}, "
+        f"{'won' if result.won else 'draw' if not end.HasField('winner') else 'lost'}"
+        + (f" ({end.detail})" if end.detail else ""),
+        file=sys.stderr,
+    )
+    sys.exit(0)
+
+
+class FunctionPlayer:
+    """A player made of ``fn(observation_dict, legal_dict) -> action text``."""
+
+    def __init__(self, fn: Callable[[dict[str, Any], dict[str, Any]], Any], name: str) -> None:
+        self.fn = fn
+        self.name = name
+
+    def act(self, obs: Observation, legal: Legal) -> Answer:
+        legal_dict = wire.legal_to_dict(legal)
+        answer = self.fn(obs.to_dict(), legal_dict)
+        if isinstance(answer, tuple):
+            return str(answer[0]), str(answer[1])
+        return str(answer)
+
+
+def play_function(
+    fn: Callable[[dict[str, Any], dict[str, Any]], Any], name: str | None = None
+) -> NoReturn:
+    """Run ``fn(observation_dict, legal_dict) -> str`` as this process's agent.
+
+    observation_dict is Observation.to_dict() (cards as text); legal_dict holds "phase",
+    "actions" (texts, for auction/trump/play), "choice" (for give/keep: verb, cards, required,
+    min_count, max_count, else None) and "fallback". Return the action text, or (text, note).
+    """
+    run(FunctionPlayer(fn, name or str(getattr(fn, "__name__", "function"))))

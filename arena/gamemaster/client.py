@@ -1,0 +1,179 @@
+"""What a worker uses to talk to a game master: open a game, hand out tokens, await the result."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from arena import wire
+from arena.gamemaster.policy import GameLimits
+from arena.rulesets import Ruleset
+from arena.wire import pb
+
+
+@dataclass(frozen=True)
+class OpenedGame:
+    """A game the game master has created: give ``tokens[seat]`` to the agent of that seat."""
+
+    game_id: str
+    tokens: tuple[str, str, str, str]
+    limits: GameLimits
+
+
+@dataclass(frozen=True)
+class SeatReport:
+    """How one seat behaved (SeatStats)."""
+
+    seat: int
+    agent: str
+    connected: bool
+    decisions: int
+    faults: int
+    faults_by_kind: dict[str, int]
+    total_ms: int
+    max_ms: int
+    bank_ms_left: int
+    late_replies: int
+    hello_name: str
+    hello_version: str
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    """A finished game: result, record (RECORD.md JSON Lines) and per-seat statistics."""
+
+    game_id: str
+    scores: tuple[int, int]
+    winner: int | None
+    reason: str  # target | max_hands | forfeit | aborted
+    forfeit_seat: int | None
+    detail: str
+    hands: int
+    record: str
+    seats: tuple[SeatReport, ...]
+
+    @classmethod
+    def from_pb(cls, msg: pb.GameResult) -> GameOutcome:
+        scores = tuple(msg.scores) if len(msg.scores) == 2 else (0, 0)
+        return cls(
+            game_id=msg.game_id,
+            scores=(scores[0], scores[1]),
+            winner=msg.winner if msg.HasField("winner") else None,
+            reason=msg.reason,
+            forfeit_seat=msg.forfeit_seat if msg.HasField("forfeit_seat") else None,
+            detail=msg.detail,
+            hands=msg.hands,
+            record=msg.record_jsonl,
+            seats=tuple(
+                SeatReport(
+                    seat=s.seat,
+                    agent=s.agent,
+                    connected=s.connected,
+                    decisions=s.decisions,
+                    faults=s.faults,
+                    faults_by_kind={
+                        "timeout": s.timeouts,
+                        "crash": s.crashes,
+                        "illegal": s.illegal,
+                        "malformed": s.malformed,
+                    },
+                    total_ms=s.total_ms,
+                    max_ms=s.max_ms,
+                    bank_ms_left=s.bank_ms_left,
+                    late_replies=s.late_replies,
+                    hello_name=s.hello_name,
+                    hello_version=s.hello_version,
+                )
+                for s in msg.seats
+            ),
+        )
+
+
+class GameMasterClient:
+    """A synchronous client of the admin calls. Thread-safe (one gRPC channel)."""
+
+    def __init__(self, address: str, admin_token: str | None = None) -> None:
+        self.address = address
+        if admin_token is None:
+            admin_token = os.environ.get("ARENA_ADMIN_TOKEN", "")
+        self._metadata = ((wire.ADMIN_HEADER, admin_token),) if admin_token else ()
+        self._channel = grpc.insecure_channel(address)
+        self._open = self._channel.unary_unary(
+            wire.OPEN_GAME,
+            request_serializer=pb.OpenGameRequest.SerializeToString,
+            response_deserializer=pb.OpenGameReply.FromString,
+        )
+        self._await = self._channel.unary_unary(
+            wire.AWAIT_GAME,
+            request_serializer=pb.GameRef.SerializeToString,
+            response_deserializer=pb.GameResult.FromString,
+        )
+        self._abort = self._channel.unary_unary(
+            wire.ABORT_GAME,
+            request_serializer=pb.GameRef.SerializeToString,
+            response_deserializer=pb.GameResult.FromString,
+        )
+
+    def wait_ready(self, timeout: float = 10.0) -> None:
+        """Block until the game master is reachable (grpc.FutureTimeoutError otherwise)."""
+        grpc.channel_ready_future(self._channel).result(timeout=timeout)
+
+    def open_game(
+        self,
+        ruleset: str | Ruleset | Mapping[str, Any] = "standard",
+        seed: int | str = 0,
+        *,
+        first_dealer: int | None = None,
+        agents: Sequence[str] = (),
+        limits: GameLimits | Mapping[str, int] | None = None,
+        game_id: str = "",
+        timeout: float = 30.0,
+    ) -> OpenedGame:
+        """Create a game. ``ruleset``: a name, a Ruleset, or a dict of parameters."""
+        request = pb.OpenGameRequest(agents=list(agents), game_id=game_id)
+        if isinstance(ruleset, str):
+            request.ruleset = ruleset
+        else:
+            params = ruleset.parameters() if isinstance(ruleset, Ruleset) else dict(ruleset)
+            request.ruleset_json = json.dumps(params)
+        if isinstance(seed, int) and not isinstance(seed, bool):
+            request.seed = seed
+        else:
+            request.seed_text = str(seed)
+        if first_dealer is not None:
+            request.first_dealer = first_dealer
+        if limits is not None:
+            values = limits.to_dict() if isinstance(limits, GameLimits) else dict(limits)
+            for name, value in values.items():
+                setattr(request.limits, name, value)
+        reply = self._open(request, timeout=timeout, metadata=self._metadata)
+        tokens = tuple(reply.seat_tokens)
+        assert len(tokens) == 4
+        return OpenedGame(
+            reply.game_id,
+            (tokens[0], tokens[1], tokens[2], tokens[3]),
+            wire.limits_from_pb(reply.limits),
+        )
+
+    def await_game(self, game_id: str, timeout: float | None = None) -> GameOutcome:
+        """Block until the game ends; grpc.RpcError DEADLINE_EXCEEDED after ``timeout``."""
+        result = self._await(pb.GameRef(game_id=game_id), timeout=timeout, metadata=self._metadata)
+        return GameOutcome.from_pb(result)
+
+    def abort_game(self, game_id: str, timeout: float = 30.0) -> GameOutcome:
+        result = self._abort(pb.GameRef(game_id=game_id), timeout=timeout, metadata=self._metadata)
+        return GameOutcome.from_pb(result)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> GameMasterClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,469 @@
+"""The GameMaster gRPC service on grpc.aio, with health checking and reflection.
+
+One asyncio loop serves every game: a game is a task, a seat a stream, so thousands of games
+need no thread pool, and no agent can hold a thread hostage. ``create_server`` builds it
+(tests bind port 0), ``serve`` runs it until SIGTERM, ``start_in_thread`` runs it beside
+synchronous code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import re
+import signal
+import threading
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from arena import wire
+from arena.errors import ArenaError
+from arena.game import Game
+from arena.gamemaster.policy import MAX_AGENT_MESSAGE_BYTES, GameLimits
+from arena.gamemaster.session import GameSession
+from arena.gamemaster.status import Refusal, Refused
+from arena.gamemaster.tokens import SeatTokens
+from arena.rulesets import Ruleset, get_ruleset
+from arena.wire import pb
+
+log = logging.getLogger(__name__)
+
+# Seconds an agent has, after opening its stream, to send its Hello.
+HELLO_TIMEOUT_S = 10.0
+# Games open (not yet ended) at once; beyond that OpenGame answers RESOURCE_EXHAUSTED.
+DEFAULT_MAX_GAMES = 2000
+# How long an ended game's result stays available to AwaitGame, and how many are kept.
+RETAIN_S = 3600.0
+RETAIN_MAX = 20000
+_GAME_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+
+T = TypeVar("T")
+
+
+class GameMasterService:
+    """The handlers and the games they share. All methods run on the server's loop."""
+
+    def __init__(
+        self,
+        limits: GameLimits,
+        admin_token: str | None = None,
+        max_games: int = DEFAULT_MAX_GAMES,
+        retain_s: float = RETAIN_S,
+    ) -> None:
+        self.limits = limits
+        self.admin_token = admin_token or None
+        self.max_games = max_games
+        self.retain_s = retain_s
+        self.games: dict[str, GameSession] = {}
+        self.tokens = SeatTokens()
+        self.stopping = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------------- Play
+
+    async def play(
+        self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.ServerMessage]:
+        stream = requests.__aiter__()
+        try:
+            raw = await asyncio.wait_for(stream.__anext__(), HELLO_TIMEOUT_S)
+        except TimeoutError:
+            await _abort(context, Refused(Refusal.NO_HELLO, "no Hello within 10 s"))
+            return
+        except StopAsyncIteration:
+            await _abort(context, Refused(Refusal.NOT_HELLO, "the stream ended before a Hello"))
+            return
+        try:
+            session, seat, hello = self._handshake(raw)
+        except Refused as refused:
+            log.info("refused a seat: %s", refused)
+            await _abort(context, refused)
+            return
+        outbox = session.attach(seat, hello)
+        log.info("game %s: seat %d connected (%s)", session.game_id, seat, hello.agent_name)
+        reader = asyncio.create_task(self._read(stream, session, seat))
+        try:
+            while (msg := await outbox.get()) is not None:
+                yield msg
+        finally:
+            reader.cancel()
+            if not session.finished:  # the client went away (cancelled the call or died)
+                session.on_disconnect(seat, "the connection to the agent was lost")
+
+    def _handshake(self, raw: bytes) -> tuple[GameSession, int, pb.Hello]:
+        if self.stopping:
+            raise Refused(Refusal.SHUTTING_DOWN, "the game master is shutting down")
+        try:
+            msg = pb.AgentMessage.FromString(raw)
+        except Exception:  # hostile bytes
+            raise Refused(
+                Refusal.NOT_HELLO, "the first message is not a readable AgentMessage"
+            ) from None
+        if msg.WhichOneof("kind") != "hello":
+            raise Refused(Refusal.NOT_HELLO, "the first message on Play must be a Hello")
+        hello = msg.hello
+        game_id, seat = self.tokens.check(hello.seat_token)
+        if hello.protocol_version != wire.PROTOCOL_VERSION:
+            raise Refused(
+                Refusal.VERSION,
+                f"protocol version {hello.protocol_version} is not spoken here; "
+                f"this game master speaks version {wire.PROTOCOL_VERSION}",
+            )
+        self.tokens.claim(hello.seat_token)
+        return self.games[game_id], seat, hello
+
+    @staticmethod
+    async def _read(stream: AsyncIterator[bytes], session: GameSession, seat: int) -> None:
+        detail = "the agent closed its stream"
+        try:
+            async for raw in stream:
+                session.on_message(seat, raw)
+                if session.finished:
+                    return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the transport broke; whatever it was, the seat is gone
+            detail = f"the stream broke ({exc.__class__.__name__})"
+        session.on_disconnect(seat, detail)
+
+    # ------------------------------------------------------------------------- Watch
+
+    async def watch(
+        self, request: pb.WatchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.GameEvent]:
+        session = self.games.get(request.game_id)
+        if session is None:
+            await _abort(context, _unknown_game(request.game_id))
+            return
+        queue = session.watch()
+        while (event := await queue.get()) is not None:
+            yield event
+
+    # ------------------------------------------------------------------------- admin
+
+    async def open_game(
+        self, request: pb.OpenGameRequest, context: grpc.aio.ServicerContext
+    ) -> pb.OpenGameReply:
+        try:
+            self._check_admin(context)
+            return self.open(request)
+        except Refused as refused:
+            await _abort(context, refused)
+            raise AssertionError("unreachable") from None
+
+    def open(self, request: pb.OpenGameRequest) -> pb.OpenGameReply:
+        """Create a game from an OpenGameRequest (Refused on a bad one)."""
+        if self.stopping:
+            raise Refused(Refusal.SHUTTING_DOWN, "the game master is shutting down")
+        self._forget_old_games()
+        running = sum(1 for s in self.games.values() if not s.finished)
+        if running >= self.max_games:
+            raise Refused(Refusal.TOO_MANY_GAMES, f"{running} games are open (the limit)")
+        ruleset = _ruleset(request)
+        try:
+            limits = wire.limits_from_pb(request.limits, self.limits)
+        except ValueError as exc:
+            raise Refused(Refusal.BAD_REQUEST, f"bad limits: {exc}") from None
+        agents = list(request.agents)
+        if agents and (len(agents) != 4 or any(len(a) > 200 for a in agents)):
+            raise Refused(Refusal.BAD_REQUEST, "agents: give 4 names (seats 0..3), or none")
+        game_id = request.game_id or uuid.uuid4().hex
+        if not _GAME_ID.match(game_id):
+            raise Refused(Refusal.BAD_REQUEST, f"bad game id {game_id!r}: use [A-Za-z0-9._-]")
+        if game_id in self.games:
+            raise Refused(Refusal.GAME_EXISTS, f"game {game_id} already exists")
+        first_dealer = request.first_dealer if request.HasField("first_dealer") else None
+        if first_dealer is not None and first_dealer not in range(4):
+            raise Refused(Refusal.BAD_REQUEST, f"first_dealer must be 0..3, not {first_dealer}")
+        seed: int | str = request.seed_text or request.seed
+        game = Game(ruleset, seed, first_dealer)
+        session = GameSession(game_id, game, limits, agents, on_finished=self._finished)
+        self.games[game_id] = session
+        tokens = self.tokens.issue(game_id)
+        task = asyncio.create_task(session.run(), name=f"game {game_id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        log.info("game %s opened (%s, seed %r)", game_id, ruleset.name, seed)
+        return pb.OpenGameReply(
+            game_id=game_id, seat_tokens=tokens, limits=wire.limits_to_pb(limits)
+        )
+
+    async def await_game(
+        self, request: pb.GameRef, context: grpc.aio.ServicerContext
+    ) -> pb.GameResult:
+        try:
+            self._check_admin(context)
+            session = self._session(request.game_id)
+        except Refused as refused:
+            await _abort(context, refused)
+            raise AssertionError("unreachable") from None
+        return await session.wait()
+
+    async def abort_game(
+        self, request: pb.GameRef, context: grpc.aio.ServicerContext
+    ) -> pb.GameResult:
+        try:
+            self._check_admin(context)
+            session = self._session(request.game_id)
+        except Refused as refused:
+            await _abort(context, refused)
+            raise AssertionError("unreachable") from None
+        session.abort("aborted by the platform (AbortGame)")
+        return await session.wait()
+
+    def _check_admin(self, context: grpc.aio.ServicerContext) -> None:
+        if self.admin_token is None:
+            return
+        metadata = dict(context.invocation_metadata() or ())
+        given = str(metadata.get(wire.ADMIN_HEADER, ""))
+        if not hmac.compare_digest(given.encode(), self.admin_token.encode()):
+            raise Refused(Refusal.ADMIN_ONLY, f"admin calls need the {wire.ADMIN_HEADER} header")
+
+    def _session(self, game_id: str) -> GameSession:
+        session = self.games.get(game_id)
+        if session is None:
+            raise _unknown_game(game_id)
+        return session
+
+    def _finished(self, session: GameSession) -> None:
+        self.tokens.revoke(session.game_id)
+        result = session.result
+        if result is not None:
+            log.info(
+                "game %s ended: %s %s%s",
+                session.game_id,
+                result.reason,
+                list(result.scores),
+                f" ({result.detail})" if result.detail else "",
+            )
+
+    def _forget_old_games(self) -> None:
+        now = asyncio.get_running_loop().time()
+        ended = [s for s in self.games.values() if s.finished and s.finished_at is not None]
+        ended.sort(key=lambda s: s.finished_at or 0.0)
+        excess = len(ended) - RETAIN_MAX
+        for i, s in enumerate(ended):
+            if i < excess or now - (s.finished_at or now) > self.retain_s:
+                del self.games[s.game_id]
+
+    async def shutdown(self) -> None:
+        """Refuse new games and seats; end every game in progress as aborted."""
+        self.stopping = True
+        for session in list(self.games.values()):
+            session.abort("the game master is shutting down")
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=5)
+
+
+def _ruleset(request: pb.OpenGameRequest) -> Ruleset:
+    try:
+        if request.ruleset_json:
+            params = json.loads(request.ruleset_json)
+            if not isinstance(params, dict):
+                raise ValueError("ruleset_json must be a JSON object")
+            if request.ruleset and "name" not in params:
+                params["name"] = request.ruleset
+            return Ruleset.from_parameters(params)
+        return get_ruleset(request.ruleset or "standard")
+    except (ArenaError, ValueError, TypeError) as exc:
+        raise Refused(Refusal.BAD_REQUEST, f"bad ruleset: {exc}") from None
+
+
+def _unknown_game(game_id: str) -> Refused:
+    return Refused(Refusal.UNKNOWN_GAME, f"no game {game_id!r} here (unknown or forgotten)")
+
+
+async def _abort(context: grpc.aio.ServicerContext, refused: Refused) -> None:
+    await context.abort(refused.code, str(refused))
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def _handlers(service: GameMasterService) -> grpc.GenericRpcHandler:
+    # Built by hand rather than from *_pb2_grpc: Play takes raw bytes, so that an unreadable
+    # message is the agent's fault ("malformed") instead of a transport error.
+    return grpc.method_handlers_generic_handler(
+        wire.SERVICE,
+        {
+            "Play": grpc.stream_stream_rpc_method_handler(
+                service.play,
+                request_deserializer=None,
+                response_serializer=pb.ServerMessage.SerializeToString,
+            ),
+            "Watch": grpc.unary_stream_rpc_method_handler(
+                service.watch,
+                request_deserializer=pb.WatchRequest.FromString,
+                response_serializer=pb.GameEvent.SerializeToString,
+            ),
+            "OpenGame": grpc.unary_unary_rpc_method_handler(
+                service.open_game,
+                request_deserializer=pb.OpenGameRequest.FromString,
+                response_serializer=pb.OpenGameReply.SerializeToString,
+            ),
+            "AwaitGame": grpc.unary_unary_rpc_method_handler(
+                service.await_game,
+                request_deserializer=pb.GameRef.FromString,
+                response_serializer=pb.GameResult.SerializeToString,
+            ),
+            "AbortGame": grpc.unary_unary_rpc_method_handler(
+                service.abort_game,
+                request_deserializer=pb.GameRef.FromString,
+                response_serializer=pb.GameResult.SerializeToString,
+            ),
+        },
+    )
+
+
+class GameMasterServer:
+    """A started server: ``port`` is the bound port (useful after binding port 0)."""
+
+    def __init__(
+        self,
+        server: grpc.aio.Server,
+        service: GameMasterService,
+        health_servicer: Any,
+        host: str,
+        port: int,
+    ) -> None:
+        self.server = server
+        self.service = service
+        self.health = health_servicer
+        self.host = host
+        self.port = port
+
+    @property
+    def address(self) -> str:
+        """host:port for clients (ARENA_GAME_MASTER)."""
+        host = self.host
+        if host in ("", "0.0.0.0", "[::]", "::"):
+            host = "127.0.0.1"
+        return f"{host}:{self.port}"
+
+    async def stop(self, grace: float = 2.0) -> None:
+        """Stop accepting, abort games in progress (their agents get GameEnd), then stop."""
+        await self.health.enter_graceful_shutdown()
+        await self.service.shutdown()
+        await self.server.stop(grace)
+
+
+async def create_server(
+    address: str = "127.0.0.1:0",
+    *,
+    limits: GameLimits | None = None,
+    admin_token: str | None = None,
+    max_games: int = DEFAULT_MAX_GAMES,
+    retain_s: float = RETAIN_S,
+) -> GameMasterServer:
+    """Build and start a game master on ``address`` (port 0 picks a free port)."""
+    service = GameMasterService(limits or GameLimits.from_env(), admin_token, max_games, retain_s)
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", MAX_AGENT_MESSAGE_BYTES),
+            # Without this, a second game master on the same port would silently share it.
+            ("grpc.so_reuseport", 0),
+            # Find dead agents on quiet connections too (a SIGKILL closes the socket anyway).
+            ("grpc.keepalive_time_ms", 20_000),
+            ("grpc.keepalive_timeout_ms", 10_000),
+            ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+        ]
+    )
+    server.add_generic_rpc_handlers((_handlers(service),))
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (wire.SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as exc:
+        raise OSError(f"cannot listen on {address}: {exc}") from None
+    if not port:
+        raise OSError(f"cannot listen on {address}")
+    await server.start()
+    serving = health_pb2.HealthCheckResponse.SERVING
+    await health_servicer.set("", serving)
+    await health_servicer.set(wire.SERVICE, serving)
+    host = address.rsplit(":", 1)[0]
+    return GameMasterServer(server, service, health_servicer, host, port)
+
+
+def serve(address: str, **options: Any) -> int:
+    """Run a game master until SIGTERM or SIGINT; then abort games in progress and exit 0."""
+    return asyncio.run(_serve(address, **options))
+
+
+async def _serve(address: str, grace: float = 2.0, **options: Any) -> int:
+    gm = await create_server(address, **options)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"game master listening on {gm.address}", flush=True)
+    await stop.wait()
+    running = sum(1 for s in gm.service.games.values() if not s.finished)
+    print(f"game master stopping: aborting {running} game(s) in progress", flush=True)
+    await gm.stop(grace)
+    print("game master stopped", flush=True)
+    return 0
+
+
+class RunningGameMaster:
+    """A game master on its own loop in a background thread, for synchronous callers."""
+
+    def __init__(self, address: str = "127.0.0.1:0", **options: Any) -> None:
+        self._loop = asyncio.new_event_loop()
+        started: Future[GameMasterServer] = Future()
+
+        def main() -> None:
+            asyncio.set_event_loop(self._loop)
+            try:
+                started.set_result(self._loop.run_until_complete(create_server(address, **options)))
+            except BaseException as exc:
+                started.set_exception(exc)
+                return
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=main, name="game-master", daemon=True)
+        self._thread.start()
+        self.server = started.result(timeout=30)
+        self.port = self.server.port
+        self.address = self.server.address
+
+    @property
+    def service(self) -> GameMasterService:
+        return self.server.service
+
+    def call(self, fn: Callable[[], Awaitable[T]], timeout: float | None = None) -> T:
+        """Run a coroutine on the game master's loop and wait for its result."""
+
+        async def run() -> T:
+            return await fn()
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout)
+
+    def stop(self, grace: float = 1.0) -> None:
+        if not self._thread.is_alive():
+            return
+        self.call(lambda: self.server.stop(grace), timeout=grace + 30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=30)
+
+    def __enter__(self) -> RunningGameMaster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_in_thread(address: str = "127.0.0.1:0", **options: Any) -> RunningGameMaster:
+    """Start a game master in a background thread; ``.address``, ``.port``, ``.stop()``."""
+    return RunningGameMaster(address, **options)

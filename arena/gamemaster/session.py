@@ -1,0 +1,516 @@
+"""One game on the game master: its four seats, the decision loop and the fault policy applied.
+
+Everything here runs on the server's asyncio loop, so a session needs no locks: agents' messages
+arrive through ``on_message``/``on_disconnect`` and the loop in ``run`` asks for decisions.
+Nothing an agent sends can raise out of here; a bug in the session aborts its own game only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from arena import wire
+from arena.actions import parse_action
+from arena.errors import ArenaError, IllegalAction, UnparseableAction
+from arena.game import Event, Game
+from arena.gamemaster.policy import (
+    DETAIL_MAX_CHARS,
+    FLOOD_LIMIT,
+    NOTE_MAX_CHARS,
+    FaultKind,
+    GameLimits,
+    SeatClock,
+    cut,
+)
+from arena.legal import Legal
+from arena.observation import observe
+from arena.record import header, to_jsonl
+from arena.wire import pb
+
+log = logging.getLogger(__name__)
+
+Outbox = asyncio.Queue[pb.ServerMessage | None]
+
+
+@dataclass
+class _Answer:
+    """What resolved a pending decision: a reply, or a malformed message in its place."""
+
+    reply: pb.Reply | None = None
+    malformed: str = ""
+
+
+@dataclass
+class _Pending:
+    request_id: int
+    future: asyncio.Future[_Answer | None]
+    started: float  # loop time the request was queued
+
+
+@dataclass
+class SeatState:
+    """One seat: its connection, its clock and what it has done."""
+
+    seat: int
+    agent: str
+    clock: SeatClock
+    hello_name: str = ""
+    hello_version: str = ""
+    outbox: Outbox | None = None
+    pending: _Pending | None = None
+    expired: set[int] = field(default_factory=set)  # request ids that timed out
+    decisions: int = 0
+    faults: Counter[FaultKind] = field(default_factory=Counter)
+    total_ms: float = 0.0
+    max_ms: float = 0.0
+    late_replies: int = 0
+    unsolicited: int = 0
+
+    @property
+    def connected(self) -> bool:
+        return self.outbox is not None
+
+    @property
+    def fault_count(self) -> int:
+        return sum(self.faults.values())
+
+    def stats(self) -> pb.SeatStats:
+        return pb.SeatStats(
+            seat=self.seat,
+            agent=self.agent,
+            hello_name=self.hello_name,
+            hello_version=self.hello_version,
+            connected=self.connected,
+            decisions=self.decisions,
+            faults=self.fault_count,
+            timeouts=self.faults[FaultKind.TIMEOUT],
+            crashes=self.faults[FaultKind.CRASH],
+            illegal=self.faults[FaultKind.ILLEGAL],
+            malformed=self.faults[FaultKind.MALFORMED],
+            total_ms=int(self.total_ms),
+            max_ms=int(self.max_ms),
+            bank_ms_left=int(self.clock.bank_ms),
+            late_replies=self.late_replies,
+        )
+
+
+class GameSession:
+    """A game from OpenGame to its result."""
+
+    def __init__(
+        self,
+        game_id: str,
+        game: Game,
+        limits: GameLimits,
+        agents: Sequence[str] = (),
+        on_finished: Callable[[GameSession], None] | None = None,
+    ) -> None:
+        self.game_id = game_id
+        self.game = game
+        self.limits = limits
+        names = list(agents) or [""] * 4
+        self.seats = [
+            SeatState(s, names[s], SeatClock(limits.decision_ms, limits.bank_ms)) for s in range(4)
+        ]
+        self._on_finished = on_finished
+        self._loop = asyncio.get_running_loop()
+        self._log: list[Event] = []  # engine events plus the game master's own fault lines
+        self._synced = 0  # engine events copied to _log so far
+        self._public: list[pb.GameEvent] = []
+        self._watchers: list[asyncio.Queue[pb.GameEvent | None]] = []
+        self._all_here = asyncio.Event()
+        self._ended = asyncio.Event()
+        self._next_request = 1
+        self.started = False
+        self._seats_live = False
+        self.finished = False
+        self.finished_at: float | None = None
+        self.result: pb.GameResult | None = None
+        self._end_detail = ""
+
+    # ------------------------------------------------------------------------- agents' side
+
+    def attach(self, seat: int, hello: pb.Hello) -> Outbox:
+        """A seat's agent has said Hello: welcome it; its messages go through the outbox."""
+        st = self.seats[seat]
+        st.hello_name = cut(hello.agent_name, 100)
+        st.hello_version = cut(hello.agent_version, 100)
+        st.outbox = asyncio.Queue()
+        st.outbox.put_nowait(
+            pb.ServerMessage(
+                welcome=pb.Welcome(
+                    seat=seat,
+                    team=seat % 2,
+                    ruleset=self.game.ruleset.name,
+                    ruleset_json=wire.ruleset_json(self.game.ruleset),
+                    game_id=self.game_id,
+                    limits=wire.limits_to_pb(self.limits),
+                    protocol_version=wire.PROTOCOL_VERSION,
+                    agents=self.agent_names(),
+                )
+            )
+        )
+        if all(s.connected for s in self.seats):
+            self._all_here.set()
+        return st.outbox
+
+    def on_message(self, seat: int, raw: bytes) -> None:
+        """One message from a seat's agent (undecoded: garbage is the agent's fault, not ours)."""
+        if self.finished:
+            return
+        st = self.seats[seat]
+        pending = st.pending
+        try:
+            msg: pb.AgentMessage | None = pb.AgentMessage.FromString(raw)
+        except Exception:  # protobuf raises DecodeError, or worse on hostile bytes
+            msg = None
+        kind = msg.WhichOneof("kind") if msg is not None else None
+        if msg is not None and kind == "reply":
+            rid = msg.reply.request_id
+            if pending is not None and rid == pending.request_id and not pending.future.done():
+                pending.future.set_result(_Answer(reply=msg.reply))
+                return
+            if rid in st.expired:  # the answer to a request that timed out: the timeout counted
+                st.late_replies += 1
+                self._unsolicited(st)
+                return
+            problem = f"reply to unknown request id {rid} (never sent or already answered)"
+        elif msg is None:
+            problem = f"unreadable message ({len(raw)} bytes that are not an AgentMessage)"
+        elif kind == "hello":
+            problem = "a second Hello on the same stream"
+        else:
+            problem = "empty AgentMessage (neither hello nor reply)"
+        if pending is not None and not pending.future.done():
+            pending.future.set_result(_Answer(malformed=problem))
+            return
+        self._unsolicited(st)
+        if not self.finished:
+            self._fault_between_decisions(st, FaultKind.MALFORMED, problem)
+
+    def on_disconnect(self, seat: int, detail: str) -> None:
+        """The seat's stream ended or broke: its process died or gave up. It forfeits."""
+        if self.finished:
+            return
+        self._forfeit(seat, f"crash: {detail}")
+
+    def watch(self) -> asyncio.Queue[pb.GameEvent | None]:
+        """A spectator's queue: every public event so far, then live ones, then None."""
+        q: asyncio.Queue[pb.GameEvent | None] = asyncio.Queue()
+        for ev in self._public:
+            q.put_nowait(ev)
+        if self.finished:
+            q.put_nowait(None)
+        else:
+            self._watchers.append(q)
+        return q
+
+    # ------------------------------------------------------------------------- platform side
+
+    async def wait(self) -> pb.GameResult:
+        await self._ended.wait()
+        assert self.result is not None
+        return self.result
+
+    def abort(self, detail: str) -> None:
+        """End the game with no result (shutdown, or the platform gave up on it)."""
+        if self.finished:
+            return
+        self._end_detail = detail
+        self.game.abort(detail)
+        self._finish()
+
+    def agent_names(self) -> list[str]:
+        return [st.agent or st.hello_name or f"seat{st.seat}" for st in self.seats]
+
+    def record(self) -> str:
+        head = header(self.game, self.agent_names(), self.game_id, limits=self.limits.to_dict())
+        self._sync()
+        return to_jsonl(head, self._log)
+
+    # ------------------------------------------------------------------------- the game loop
+
+    async def run(self) -> None:
+        """Wait for the seats, then ask for decisions until the game ends."""
+        try:
+            await self._wait_for_seats()
+            while not self.game.is_over:
+                await self._decide()
+        except Exception as exc:  # a game master bug: end this game, keep serving the others
+            log.exception("game %s: internal error", self.game_id)
+            if not self.game.is_over:
+                self._end_detail = f"game master error: {exc!r}"
+                self.game.abort(self._end_detail)
+        finally:
+            if not self.game.is_over:  # cancelled (the server is stopping)
+                self._end_detail = self._end_detail or "game master stopped"
+                self.game.abort(self._end_detail)
+            self._finish()
+
+    async def _wait_for_seats(self) -> None:
+        waiters = [
+            asyncio.ensure_future(self._all_here.wait()),
+            asyncio.ensure_future(self._ended.wait()),
+        ]
+        try:
+            await asyncio.wait(
+                waiters,
+                timeout=self.limits.connect_ms / 1000,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            for w in waiters:
+                w.cancel()
+        if self.game.is_over:
+            return
+        missing = [st.seat for st in self.seats if not st.connected]
+        if missing:
+            detail = (
+                f"seat{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} did not "
+                f"connect within {self.limits.connect_ms} ms"
+            )
+            if len({s % 2 for s in missing}) == 1:
+                self._forfeit(missing[0], detail)
+            else:  # both teams are missing players: nobody can be said to have won
+                self.abort(detail)
+            return
+        self.started = True
+        self._sync()
+        self._go_live()
+
+    async def _decide(self) -> None:
+        game = self.game
+        seat = game.to_act
+        assert seat is not None
+        st = self.seats[seat]
+        legal = game.legal()
+        rid = self._next_request
+        self._next_request += 1
+        st.decisions += 1
+        budget_ms = st.clock.budget_ms
+        pending = _Pending(rid, self._loop.create_future(), self._loop.time())
+        st.pending = pending
+        self._send(
+            st,
+            wire.decision_request(
+                rid, observe(game, seat), legal, self.limits.decision_ms, st.clock.bank_ms
+            ),
+        )
+        try:
+            answer = await asyncio.wait_for(pending.future, budget_ms / 1000)
+        except TimeoutError:
+            answer = None
+            timed_out = True
+        else:
+            timed_out = False
+        finally:
+            st.pending = None
+        if game.is_over:  # ended meanwhile (a forfeit elsewhere, or an abort)
+            return
+        ms = (self._loop.time() - pending.started) * 1000
+        st.total_ms += ms
+        st.max_ms = max(st.max_ms, ms)
+        if timed_out or answer is None:
+            st.expired.add(rid)
+            st.clock.exhaust()
+            detail = (
+                f"no reply within {self.limits.decision_ms} ms "
+                f"+ {budget_ms - self.limits.decision_ms:.0f} ms of bank"
+            )
+            self._fallback(st, rid, legal, FaultKind.TIMEOUT, detail, ms)
+            return
+        st.clock.charge(ms)
+        if answer.reply is None:
+            self._fallback(st, rid, legal, FaultKind.MALFORMED, answer.malformed, ms)
+            return
+        reply = answer.reply
+        note = cut(reply.note, NOTE_MAX_CHARS)
+        if reply.error and not reply.action:
+            self._fallback(st, rid, legal, FaultKind.CRASH, f"agent error: {reply.error}", ms, note)
+            return
+        try:
+            action = parse_action(reply.action)
+        except UnparseableAction as exc:
+            self._fallback(st, rid, legal, FaultKind.MALFORMED, str(exc), ms, note)
+            return
+        extra: dict[str, object] = {"ms": round(ms)}
+        if note:
+            extra["note"] = note
+        try:
+            game.apply(action, seat, **extra)
+        except IllegalAction as exc:
+            self._fallback(st, rid, legal, FaultKind.ILLEGAL, str(exc), ms, note)
+            return
+        self._sync()
+
+    def _fallback(
+        self,
+        st: SeatState,
+        request_id: int,
+        legal: Legal,
+        kind: FaultKind,
+        detail: str,
+        ms: float,
+        note: str = "",
+    ) -> None:
+        """Play the first legal action for a faulting seat, record and tell it (ARCH §4)."""
+        detail = cut(detail, DETAIL_MAX_CHARS)
+        action = legal.first()
+        extra: dict[str, object] = {"fault": kind.value, "detail": detail, "ms": round(ms)}
+        if note:
+            extra["note"] = note
+        self.game.apply(action, st.seat, **extra)
+        st.faults[kind] += 1
+        self._notify_fault(st, request_id, kind, detail, str(action))
+        self._sync()
+        self._check_fault_limit(st, kind, detail)
+
+    def _fault_between_decisions(self, st: SeatState, kind: FaultKind, detail: str) -> None:
+        """A fault with no decision pending: recorded as its own line (no action played)."""
+        detail = cut(detail, DETAIL_MAX_CHARS)
+        st.faults[kind] += 1
+        self._sync()
+        self._append(
+            {
+                "event": "fault",
+                "hand": self.game.hand_number,
+                "seat": st.seat,
+                "fault": kind.value,
+                "detail": detail,
+            }
+        )
+        self._notify_fault(st, 0, kind, detail, "")
+        self._check_fault_limit(st, kind, detail)
+
+    def _notify_fault(
+        self, st: SeatState, request_id: int, kind: FaultKind, detail: str, fallback: str
+    ) -> None:
+        self._send(
+            st,
+            pb.ServerMessage(
+                fault=pb.FaultNotice(
+                    request_id=request_id,
+                    kind=kind.value,
+                    detail=detail,
+                    fallback=fallback,
+                    faults=st.fault_count,
+                    fault_limit=self.limits.fault_limit,
+                )
+            ),
+        )
+
+    def _check_fault_limit(self, st: SeatState, kind: FaultKind, detail: str) -> None:
+        if st.fault_count >= self.limits.fault_limit and not self.game.is_over:
+            self._forfeit(
+                st.seat,
+                f"fault limit: {st.fault_count} faults (the last: {kind.value}: {detail})",
+            )
+
+    def _unsolicited(self, st: SeatState) -> None:
+        st.unsolicited += 1
+        if st.unsolicited > FLOOD_LIMIT and not self.game.is_over:
+            self._forfeit(
+                st.seat, f"flood: more than {FLOOD_LIMIT} messages that answered no request"
+            )
+
+    # ------------------------------------------------------------------------- endings
+
+    def _forfeit(self, seat: int, detail: str) -> None:
+        if self.game.is_over:
+            return
+        self._end_detail = detail
+        self.game.forfeit(seat, detail)
+        self._finish()
+
+    def _finish(self) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        self.finished_at = self._loop.time()
+        try:
+            self._sync()
+            self._go_live()
+            end = self.game.events[-1] if self.game.events else {}
+            end_msg = wire.game_end(end) if end.get("event") == "game_end" else pb.GameEnd()
+            if self._end_detail and not end_msg.detail:
+                end_msg.detail = self._end_detail
+            for st in self.seats:
+                if st.pending is not None and not st.pending.future.done():
+                    st.pending.future.set_result(None)
+                self._send(st, pb.ServerMessage(game_end=end_msg))
+                if st.outbox is not None:
+                    st.outbox.put_nowait(None)  # the Play handler closes the stream
+            for q in self._watchers:
+                q.put_nowait(None)
+            self._watchers.clear()
+            self.result = self._result(end_msg)
+        except Exception:  # never leave AwaitGame callers hanging
+            log.exception("game %s: error while finishing", self.game_id)
+            self.result = pb.GameResult(
+                game_id=self.game_id, reason="aborted", detail="game master error at the end"
+            )
+        finally:
+            self._ended.set()
+            if self._on_finished is not None:
+                self._on_finished(self)
+
+    def _result(self, end: pb.GameEnd) -> pb.GameResult:
+        result = pb.GameResult(
+            game_id=self.game_id,
+            scores=end.scores,
+            reason=end.reason,
+            detail=end.detail,
+            hands=self.game.hand_number,
+            record_jsonl=self.record(),
+            seats=[st.stats() for st in self.seats],
+        )
+        if end.HasField("winner"):
+            result.winner = end.winner
+        if end.HasField("forfeit_seat"):
+            result.forfeit_seat = end.forfeit_seat
+        return result
+
+    # ------------------------------------------------------------------------- publishing
+
+    def _sync(self) -> None:
+        """Copy new engine events to the log and publish them (once the game has started)."""
+        events = self.game.events
+        while self._synced < len(events):
+            self._append(events[self._synced])
+            self._synced += 1
+
+    def _append(self, event: Event) -> None:
+        self._log.append(event)
+        try:
+            msg = wire.public_event(event, self.game_id, len(self._public), self.game.hand_number)
+        except (KeyError, TypeError, ValueError, ArenaError):
+            log.exception("game %s: cannot publish event %r", self.game_id, event.get("event"))
+            msg = None
+        if msg is None:
+            return
+        self._public.append(msg)
+        for q in self._watchers:
+            q.put_nowait(msg)
+        if self._seats_live:
+            wrapped = pb.ServerMessage(event=msg)
+            for st in self.seats:
+                self._send(st, wrapped)
+
+    def _go_live(self) -> None:
+        """Send seats the events so far (the first deal, say); later ones go out as they come."""
+        if self._seats_live:
+            return
+        self._seats_live = True
+        for msg in self._public:
+            wrapped = pb.ServerMessage(event=msg)
+            for st in self.seats:
+                self._send(st, wrapped)
+
+    @staticmethod
+    def _send(st: SeatState, msg: pb.ServerMessage) -> None:
+        if st.outbox is not None:
+            st.outbox.put_nowait(msg)
