@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
+from arena.actions import Action, ActionKind
 from arena.errors import (
     ArenaError,
     GameOver,
@@ -16,7 +19,7 @@ from arena.game import Game
 from arena.legal import Phase
 from arena.rulesets import STANDARD, get_ruleset
 
-from .builders import run
+from .builders import auction_for, cards, check_census, fixed_game, run
 
 
 def new_game() -> Game:
@@ -134,3 +137,51 @@ def test_error_kinds_form_one_hierarchy() -> None:
         assert issubclass(kind, ArenaError)
     assert issubclass(NotYourTurn, IllegalAction)
     assert not issubclass(UnparseableAction, IllegalAction)
+
+
+# A player in process may answer with an Action value instead of text. Such a value can name a
+# card twice, which parse_action refuses; the engine must refuse it too.
+_DUPLICATE_CARD_BUG = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="ENGINE BUG (arena/legal.py CardChoice.why_not, arena/game.py _apply_give/_apply_keep): "
+    "a give/keep Action naming a card twice is accepted (legality compares card sets) and the "
+    "card is duplicated; its record text 'give 8H 8H' does not parse on replay",
+)
+
+
+def _duplicate_give_position() -> tuple[Game, Action]:
+    game = fixed_game(
+        STANDARD,
+        ["5H 2H JO", "AH KH QH 8H 7H 6H 4H 3H", "JH", "TH 9H"],
+        "AD KD QD JD TD 9D 8D 7D 6D",
+    )
+    run(game, *auction_for(STANDARD, 1), "trump H")
+    return game, Action(ActionKind.GIVE, None, cards("8H 8H"))
+
+
+def _duplicate_keep_position() -> tuple[Game, Action]:
+    site = get_ruleset("rules-site")
+    game = fixed_game(site, ["", "", "", ""])
+    run(game, *auction_for(site, 1), "trump S")
+    choice = game.legal().choice
+    assert choice is not None and game.phase is Phase.KEEP
+    chosen = list(choice.required) + [c for c in choice.cards if c not in choice.required]
+    chosen = chosen[:6]
+    return game, Action(ActionKind.KEEP, None, chosen + chosen[-1:])
+
+
+@_DUPLICATE_CARD_BUG
+@pytest.mark.parametrize("position", [_duplicate_give_position, _duplicate_keep_position])
+def test_regression_action_value_naming_a_card_twice_is_refused(
+    position: Callable[[], tuple[Game, Action]],
+) -> None:
+    game, action = position()
+    before = snapshot(game)
+    try:
+        game.apply(action, seat=game.to_act)
+    except ArenaError:
+        assert snapshot(game) == before
+        return
+    check_census(game)  # fails: the card is now in two places
+    raise AssertionError(f"{action!r} was accepted")
