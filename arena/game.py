@@ -15,7 +15,7 @@ from typing import Any
 from arena import actions as act
 from arena.actions import Action, ActionKind, parse_action
 from arena.cards import CARD_TEXT, CARDS, Card, Suit, cards_text, deck, sorted_cards
-from arena.errors import GameOver, IllegalAction, NotYourTurn
+from arena.errors import GameOver, IllegalAction, NotYourTurn, UnparseableAction
 from arena.legal import CardChoice, Legal, Phase
 from arena.rulesets import Redeal, Ruleset, TwoScoresFor
 from arena.trumps import TrumpTable, trump_table
@@ -129,7 +129,13 @@ class Game:
         the seat and the phase; the state is unchanged when it raises.
         """
         if isinstance(action, str):
-            action = parse_action(action)
+            try:
+                action = parse_action(action)
+            except UnparseableAction as exc:
+                raise UnparseableAction(
+                    f"{exc} (from seat {seat if seat is not None else self.to_act} "
+                    f"in phase {self.phase.value}, hand {self.hand_number})"
+                ) from None
         if self.phase is Phase.GAME_OVER:
             raise GameOver(f"{str(action)!r} by seat {seat}: the game is over")
         to_act = self.to_act

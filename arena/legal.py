@@ -36,6 +36,8 @@ class CardChoice:
 
     def why_not(self, action: Action) -> str | None:
         chosen = set(action.cards)
+        if len(chosen) != len(action.cards):
+            return "a card is named twice"
         allowed = set(self.cards)
         if not chosen <= allowed:
             bad = " ".join(str(c) for c in action.cards if c not in allowed)

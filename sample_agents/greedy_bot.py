@@ -6,7 +6,7 @@ from arena.actions import Action, ActionKind
 from arena.cards import Card, Suit
 from arena.legal import Legal, Phase
 from arena.observation import Observation
-from arena.rulesets import get_ruleset
+from arena.rulesets import RULESETS, STANDARD, Ruleset
 from arena.trumps import TrumpTable, trump_table
 
 
@@ -17,7 +17,7 @@ class GreedyPlayer:
         self.seed = seed  # deterministic: the seed is accepted for a uniform factory signature
 
     def act(self, obs: Observation, legal: Legal) -> Action:
-        ruleset = get_ruleset(obs.ruleset)
+        ruleset = _ruleset(obs)
         if legal.phase is Phase.AUCTION:
             return self._bid(obs, legal)
         if legal.phase is Phase.TRUMP:
@@ -32,7 +32,7 @@ class GreedyPlayer:
     # The expected hand value: points held count fully, each trump wins about five more, and
     # partner brings about ten.
     def _bid(self, obs: Observation, legal: Legal) -> Action:
-        ruleset = get_ruleset(obs.ruleset)
+        ruleset = _ruleset(obs)
         value = max(_suit_value(obs.hand, trump_table(ruleset, s)) for s in Suit)
         bids = [a for a in legal.actions if a.kind is ActionKind.BID]
         affordable = [a for a in bids if a.number is not None and a.number <= value]
@@ -91,6 +91,11 @@ class GreedyPlayer:
         ):
             return Action(ActionKind.PLAY, None, (min(beating, key=lambda c: table.strength[c]),))
         return Action(ActionKind.PLAY, None, (min(cards, key=cheap),))
+
+
+def _ruleset(obs: Observation) -> Ruleset:
+    # A custom ruleset arrives by name only: play it with the standard point values.
+    return RULESETS.get(obs.ruleset, STANDARD)
 
 
 def _suit_value(hand: tuple[Card, ...], table: TrumpTable) -> int:

@@ -48,11 +48,6 @@ def test_unparseable_action_is_its_own_error_and_names_the_text(text: str) -> No
     assert snapshot(game) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ENGINE BUG (arena/game.py Game.apply): an unparseable action's message names the "
-    "text but not the seat or the phase (STYLE.md habit 4)",
-)
 def test_unparseable_action_message_names_the_seat_and_the_phase() -> None:
     game = new_game()
     with pytest.raises(UnparseableAction) as exc:
@@ -141,13 +136,6 @@ def test_error_kinds_form_one_hierarchy() -> None:
 
 # A player in process may answer with an Action value instead of text. Such a value can name a
 # card twice, which parse_action refuses; the engine must refuse it too.
-_DUPLICATE_CARD_BUG = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="ENGINE BUG (arena/legal.py CardChoice.why_not, arena/game.py _apply_give/_apply_keep): "
-    "a give/keep Action naming a card twice is accepted (legality compares card sets) and the "
-    "card is duplicated; its record text 'give 8H 8H' does not parse on replay",
-)
 
 
 def _duplicate_give_position() -> tuple[Game, Action]:
@@ -171,7 +159,6 @@ def _duplicate_keep_position() -> tuple[Game, Action]:
     return game, Action(ActionKind.KEEP, None, chosen + chosen[-1:])
 
 
-@_DUPLICATE_CARD_BUG
 @pytest.mark.parametrize("position", [_duplicate_give_position, _duplicate_keep_position])
 def test_regression_action_value_naming_a_card_twice_is_refused(
     position: Callable[[], tuple[Game, Action]],
