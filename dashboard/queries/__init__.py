@@ -1,0 +1,1 @@
+"""Read-only queries behind the pages: each returns plain JSON-able data for a page and its twin."""

@@ -1,0 +1,204 @@
+"""The bot pages: versions and manifest, ratings, rating history, head-to-head, games, faults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import case, func, or_, select
+from sqlalchemy.orm import Session
+
+from arena.ratings.pairs import likelihood_of_superiority
+from arena.storage import BotVersion, Fault, Game, NotFound, Rating, RatingHistory, repo
+from dashboard.queries.common import iso, version_labels
+from dashboard.queries.games import game_rows
+
+CHART_POINTS = 400
+RECENT_GAMES = 20
+LATEST_FAULTS = 5
+
+
+def bot_list(session: Session) -> dict[str, Any]:
+    bots = []
+    for bot in repo.list_bots(session):
+        latest = bot.latest
+        bots.append(
+            {
+                "bot": bot.name,
+                "author": bot.author,
+                "disabled": bot.disabled,
+                "versions": [v.version for v in bot.versions],
+                "latest": latest.version if latest else None,
+                "language": latest.language if latest else None,
+                "created": iso(bot.created),
+            }
+        )
+    return {"bots": bots}
+
+
+def _seat_filter(version_id: int) -> Any:
+    return or_(
+        Game.seat0_id == version_id,
+        Game.seat1_id == version_id,
+        Game.seat2_id == version_id,
+        Game.seat3_id == version_id,
+    )
+
+
+def bot_page(
+    session: Session, name: str, version: str | None = None, ruleset: str | None = None
+) -> dict[str, Any]:
+    bot = repo.get_bot(session, name)
+    if not bot.versions:
+        raise NotFound(f"bot {name!r} has no versions yet")
+    if version is None:
+        row = bot.versions[-1]
+    else:
+        found = [v for v in bot.versions if v.version == version]
+        if not found:
+            known = ", ".join(v.version for v in bot.versions)
+            raise NotFound(f"bot {name!r} has no version {version!r} (versions: {known})")
+        row = found[0]
+    ratings = _ratings(session, row.id)
+    chosen = ruleset or (ratings[0]["ruleset"] if ratings else None)
+    return {
+        "bot": bot.name,
+        "author": bot.author,
+        "disabled": bot.disabled,
+        "created": iso(bot.created),
+        "versions": [
+            {"version": v.version, "language": v.language, "created": iso(v.created)}
+            for v in bot.versions
+        ],
+        "version": _version_dict(row),
+        "ratings": ratings,
+        "ruleset": chosen,
+        "history": _history(session, row.id, chosen) if chosen else [],
+        "head_to_head": head_to_head(session, row.id),
+        "recent_games": game_rows(
+            session,
+            select(Game)
+            .where(_seat_filter(row.id))
+            .order_by(Game.finished.desc(), Game.id)
+            .limit(RECENT_GAMES),
+        ),
+        "faults": _faults(session, row.id),
+    }
+
+
+def _version_dict(row: BotVersion) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "version": row.version,
+        "language": row.language,
+        "command": row.command,
+        "image": row.image,
+        "directory": row.directory,
+        "created": iso(row.created),
+        "manifest": row.manifest,
+    }
+
+
+def _ratings(session: Session, version_id: int) -> list[dict[str, Any]]:
+    query = select(Rating).where(Rating.bot_version_id == version_id).order_by(Rating.games.desc())
+    return [
+        {
+            "ruleset": r.ruleset,
+            "elo": r.elo,
+            "bt": r.bt,
+            "ci_low": r.ci_low,
+            "ci_high": r.ci_high,
+            "games": r.games,
+            "score": r.score,
+            "score_pct": r.score / r.games if r.games else None,
+            "forfeits": r.forfeits,
+            "last_played": iso(r.last_played),
+        }
+        for r in session.scalars(query)
+    ]
+
+
+def _history(session: Session, version_id: int, ruleset: str) -> list[dict[str, Any]]:
+    """The Elo history, thinned evenly to at most CHART_POINTS points (the last one kept)."""
+    query = (
+        select(RatingHistory.elo, RatingHistory.game_id)
+        .where(RatingHistory.bot_version_id == version_id, RatingHistory.ruleset == ruleset)
+        .order_by(RatingHistory.id)
+    )
+    points = session.execute(query).all()
+    n = len(points)
+    if n > CHART_POINTS:
+        step = n / CHART_POINTS
+        picked = sorted({int(i * step) for i in range(CHART_POINTS)} | {n - 1})
+    else:
+        picked = list(range(n))
+    return [{"n": i + 1, "elo": round(points[i][0], 1), "game": points[i][1]} for i in picked]
+
+
+def head_to_head(session: Session, version_id: int) -> list[dict[str, Any]]:
+    """Per opponent: games, wins, draws, losses, score and likelihood of superiority."""
+    on_team0 = or_(Game.seat0_id == version_id, Game.seat2_id == version_id)
+    opponent = case((on_team0, Game.seat1_id), else_=Game.seat0_id)
+    won = case(
+        (Game.winner.is_(None), 0),
+        (Game.winner == case((on_team0, 0), else_=1), 1),
+        else_=0,
+    )
+    query = (
+        select(
+            opponent.label("opponent"),
+            func.count(),
+            func.sum(won),
+            func.sum(case((Game.winner.is_(None), 1), else_=0)),
+            func.count(func.distinct(Game.game_set_id)),
+        )
+        .where(_seat_filter(version_id))
+        .group_by(opponent)
+    )
+    rows = session.execute(query).all()
+    labels = version_labels(session, {int(r[0]) for r in rows})
+    out: list[dict[str, Any]] = []
+    for opp, games, wins, draws, sets in rows:
+        if opp == version_id:
+            continue
+        wins, draws = int(wins or 0), int(draws or 0)
+        losses = int(games) - wins - draws
+        label = labels[opp]
+        out.append(
+            {
+                "opponent": label.to_dict(),
+                "games": int(games),
+                "sets": int(sets),
+                "wins": wins,
+                "draws": draws,
+                "losses": losses,
+                "score": wins + 0.5 * draws,
+                "score_pct": (wins + 0.5 * draws) / games if games else None,
+                "los": likelihood_of_superiority(wins, losses),
+            }
+        )
+    out.sort(key=lambda r: (-r["games"], r["opponent"]["bot"]))
+    return out
+
+
+def _faults(session: Session, version_id: int) -> dict[str, Any]:
+    counts = session.execute(
+        select(Fault.kind, func.count())
+        .where(Fault.bot_version_id == version_id)
+        .group_by(Fault.kind)
+        .order_by(func.count().desc())
+    ).all()
+    latest = repo.list_faults_for_version(session, version_id, limit=LATEST_FAULTS)
+    return {
+        "by_kind": [{"kind": kind, "count": int(n)} for kind, n in counts],
+        "latest": [
+            {
+                "game_id": f.game_id,
+                "seat": f.seat,
+                "kind": f.kind,
+                "hand": f.hand,
+                "detail": f.detail,
+                "stderr": f.stderr,
+            }
+            for f in latest
+        ],
+    }

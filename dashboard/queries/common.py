@@ -1,0 +1,77 @@
+"""Helpers shared by the queries: version labels, times, pages."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from arena.storage import Bot, BotVersion
+
+
+@dataclass(frozen=True)
+class VersionLabel:
+    id: int
+    bot: str
+    version: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.bot}@{self.version}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "bot": self.bot, "version": self.version}
+
+
+def version_labels(session: Session, ids: set[int] | None = None) -> dict[int, VersionLabel]:
+    """Bot name and version for the given version ids (all versions if None)."""
+    query = select(BotVersion.id, Bot.name, BotVersion.version).join(
+        Bot, Bot.id == BotVersion.bot_id
+    )
+    if ids is not None:
+        if not ids:
+            return {}
+        query = query.where(BotVersion.id.in_(ids))
+    return {vid: VersionLabel(vid, name, ver) for vid, name, ver in session.execute(query)}
+
+
+def iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def finite(value: float | None) -> float | None:
+    """JSON has no infinities: they become None."""
+    if value is None or math.isinf(value) or math.isnan(value):
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a long listing."""
+
+    number: int
+    size: int
+    total: int
+
+    @property
+    def offset(self) -> int:
+        return (self.number - 1) * self.size
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.size))
+
+    def to_dict(self) -> dict[str, int]:
+        return {"page": self.number, "pages": self.pages, "size": self.size, "total": self.total}
+
+
+def page_number(raw: str | None) -> int:
+    try:
+        return max(1, int(raw or 1))
+    except ValueError:
+        return 1

@@ -1,0 +1,238 @@
+"""Tournaments: the list with progress, and one tournament's crosstable, standings and games."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import case, func, select
+from sqlalchemy.orm import Session
+
+from arena.ratings import RatingError, bradley_terry
+from arena.ratings.pairs import likelihood_of_superiority
+from arena.storage import Game, GameSet, Progress, Tournament, repo
+from dashboard.queries.common import Page, finite, iso, version_labels
+from dashboard.queries.games import game_rows
+
+Cache = Callable[[Any, Callable[[], Any]], Any]
+
+
+def _progress_dict(progress: Progress) -> dict[str, Any]:
+    total = progress.total
+    return {
+        "total": total,
+        "done": progress.done,
+        "failed": progress.failed,
+        "running": progress.running,
+        "queued": progress.queued,
+        "fraction": (progress.done + progress.failed) / total if total else 0.0,
+        "finished": progress.finished,
+    }
+
+
+def _tournament_dict(t: Tournament, progress: Progress) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "format": t.format,
+        "ruleset": t.ruleset,
+        "state": t.state,
+        "seed": t.seed,
+        "sets_per_pair": t.sets_per_pair,
+        "nightly": t.nightly,
+        "limits": t.limits,
+        "created": iso(t.created),
+        "started": iso(t.started),
+        "finished": iso(t.finished),
+        "progress": _progress_dict(progress),
+    }
+
+
+def _progress_of(session: Session, tournaments: list[Tournament]) -> dict[str, Progress]:
+    """Set counts by state for several tournaments in one indexed query."""
+    ids = [t.id for t in tournaments]
+    counts: dict[str, dict[str, int]] = {tid: {} for tid in ids}
+    if ids:
+        query = (
+            select(GameSet.tournament_id, GameSet.state, func.count())
+            .where(GameSet.tournament_id.in_(ids))
+            .group_by(GameSet.tournament_id, GameSet.state)
+        )
+        for tid, state, n in session.execute(query):
+            counts[tid][state] = int(n)
+    return {
+        t.id: Progress(
+            total=t.planned_sets,
+            done=counts[t.id].get("done", 0),
+            failed=counts[t.id].get("failed", 0),
+            running=counts[t.id].get("running", 0),
+            queued=counts[t.id].get("queued", 0),
+            by_state=counts[t.id],
+        )
+        for t in tournaments
+    }
+
+
+def tournament_list(session: Session, page: int, size: int) -> dict[str, Any]:
+    total = int(session.scalar(select(func.count()).select_from(Tournament)) or 0)
+    pager = Page(page, size, total)
+    query = (
+        select(Tournament)
+        .order_by(Tournament.created.desc(), Tournament.id)
+        .limit(size)
+        .offset(pager.offset)
+    )
+    tournaments = list(session.scalars(query))
+    progress = _progress_of(session, tournaments)
+    return {
+        "tournaments": [_tournament_dict(t, progress[t.id]) for t in tournaments],
+        "page": pager.to_dict(),
+    }
+
+
+def tournament_status(session: Session, tournament_id: str) -> dict[str, Any]:
+    """Just the state and progress: what the live page polls."""
+    t = repo.get_tournament(session, tournament_id)
+    return _tournament_dict(t, _progress_of(session, [t])[t.id])
+
+
+def tournament_page(
+    session: Session, tournament_id: str, page: int, size: int, cache: Cache | None = None
+) -> dict[str, Any]:
+    t = repo.get_tournament(session, tournament_id)
+    progress = _progress_of(session, [t])[t.id]
+    # Results are recorded exactly once per set, so the done/failed counts identify the table.
+    key = ("tournament-table", t.id, progress.done, progress.failed)
+
+    def compute() -> dict[str, Any]:
+        return _table(session, t.id)
+
+    table = cache(key, compute) if cache else compute()
+    games_total = int(table["game_count"])
+    pager = Page(page, size, games_total)
+    games_query = (
+        select(Game)
+        .join(GameSet, GameSet.id == Game.game_set_id)
+        .where(GameSet.tournament_id == t.id)
+        .order_by(GameSet.index, Game.game_index)
+        .limit(size)
+        .offset(pager.offset)
+    )
+    failed = session.execute(
+        select(GameSet.id, GameSet.error)
+        .where(GameSet.tournament_id == t.id, GameSet.state == "failed")
+        .order_by(GameSet.index)
+        .limit(20)
+    ).all()
+    return {
+        **_tournament_dict(t, progress),
+        **table,
+        "failed_sets": [{"id": sid, "error": err} for sid, err in failed],
+        "games": game_rows(session, games_query),
+        "games_page": pager.to_dict(),
+    }
+
+
+def _table(session: Session, tournament_id: str) -> dict[str, Any]:
+    """Crosstable cells (bot A's games against bot B) and standings, from the finished games."""
+    a_team0 = Game.seat0_id == GameSet.bot_a_id
+    a_won = case(
+        (Game.winner.is_(None), 0), (Game.winner == case((a_team0, 0), else_=1), 1), else_=0
+    )
+    query = (
+        select(
+            GameSet.bot_a_id,
+            GameSet.bot_b_id,
+            func.count(),
+            func.sum(a_won),
+            func.sum(case((Game.winner.is_(None), 1), else_=0)),
+            func.count(func.distinct(GameSet.id)),
+        )
+        .join(Game, Game.game_set_id == GameSet.id)
+        .where(GameSet.tournament_id == tournament_id)
+        .group_by(GameSet.bot_a_id, GameSet.bot_b_id)
+    )
+    pairs: dict[tuple[int, int], list[int]] = {}
+    game_count = 0
+    for a, b, games, wins, draws, sets in session.execute(query):
+        game_count += int(games)
+        if a == b:
+            continue
+        wins, draws, games = int(wins or 0), int(draws or 0), int(games)
+        for key, w, l_ in (
+            ((a, b), wins, games - wins - draws),
+            ((b, a), games - wins - draws, wins),
+        ):
+            cell = pairs.setdefault(key, [0, 0, 0, 0])
+            cell[0] += w
+            cell[1] += draws
+            cell[2] += l_
+            cell[3] += int(sets)
+    planned = session.execute(
+        select(GameSet.bot_a_id, GameSet.bot_b_id)
+        .where(GameSet.tournament_id == tournament_id)
+        .distinct()
+    ).all()
+    ids = {v for pair in planned for v in pair} | {v for pair in pairs for v in pair}
+    labels = version_labels(session, ids)
+    totals: dict[int, list[float]] = {v: [0, 0, 0, 0.0] for v in ids}  # games, wins, draws, score
+    results: list[tuple[str, str, float]] = []
+    for (a, b), (w, d, l_, _sets) in pairs.items():
+        totals[a][0] += w + d + l_
+        totals[a][1] += w
+        totals[a][2] += d
+        totals[a][3] += w + 0.5 * d
+        if a < b:
+            results += [(str(a), str(b), 1.0)] * w + [(str(a), str(b), 0.5)] * d
+            results += [(str(a), str(b), 0.0)] * l_
+    try:
+        fit = bradley_terry(results, bots=[str(v) for v in ids]) if results else None
+    except RatingError:
+        fit = None
+    standings = []
+    for vid in ids:
+        games, wins, draws, score = totals[vid]
+        fitted = fit.ratings.get(str(vid)) if fit else None
+        standings.append(
+            {
+                **labels[vid].to_dict(),
+                "games": int(games),
+                "wins": int(wins),
+                "draws": int(draws),
+                "losses": int(games - wins - draws),
+                "score": score,
+                "score_pct": score / games if games else None,
+                "bt": finite(fitted.rating) if fitted else None,
+                "ci_low": finite(fitted.lower) if fitted else None,
+                "ci_high": finite(fitted.upper) if fitted else None,
+            }
+        )
+    standings.sort(key=lambda r: (-(r["score_pct"] or 0.0), -r["games"], r["bot"]))
+    for rank, row in enumerate(standings, start=1):
+        row["rank"] = rank
+    order = [row["id"] for row in standings]
+    crosstable = [
+        {
+            **labels[a].to_dict(),
+            "cells": [_cell(pairs.get((a, b))) if a != b else None for b in order],
+        }
+        for a in order
+    ]
+    return {"standings": standings, "crosstable": crosstable, "game_count": game_count}
+
+
+def _cell(counts: list[int] | None) -> dict[str, Any]:
+    if counts is None:
+        return {"games": 0}
+    wins, draws, losses, sets = counts
+    games = wins + draws + losses
+    score = wins + 0.5 * draws
+    return {
+        "games": games,
+        "sets": sets,
+        "wins": wins,
+        "draws": draws,
+        "losses": losses,
+        "score": score,
+        "score_pct": score / games if games else None,
+        "los": likelihood_of_superiority(wins, losses),
+    }

@@ -1,0 +1,356 @@
+"""Replay frames: re-play a record through the engine and describe each moment per perspective.
+
+A frame is the table right after one decision (plus one at each deal, one at each hand's end
+and one at the game's end). The `full` perspective shows every card; seat perspectives are
+built only from `arena.observation.observe(game, seat)` and the public part of the decision
+and its events, so a seat's frames hold nothing that seat did not know at that moment.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arena.actions import parse_action
+from arena.cards import CARD_TEXT, Card, parse_card
+from arena.errors import ArenaError
+from arena.game import Deal, Event, Game
+from arena.observation import observe
+from arena.record import ruleset_of
+
+FULL = "full"
+PERSPECTIVES = (FULL, "0", "1", "2", "3")
+SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+# Every decision but a `keep` is public: bids, passes, trump, cards given face up, cards played.
+PRIVATE_ACTIONS = ("keep",)
+
+
+class ReplayError(ArenaError):
+    """A record the engine cannot re-play (the game page still shows what it can)."""
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Frames for every perspective, and where each hand starts."""
+
+    header: dict[str, Any]
+    frames: dict[str, list[dict[str, Any]]]
+    hand_starts: list[dict[str, int]]
+    end: dict[str, Any] | None
+
+    def for_perspective(self, perspective: str) -> dict[str, Any]:
+        return {
+            **self.header,
+            "perspective": perspective,
+            "hands": self.hand_starts,
+            "end": self.end,
+            "frames": self.frames[perspective],
+        }
+
+
+def pretty(card: str) -> str:
+    return "Joker" if card == "JO" else card[:-1].replace("T", "10") + SUIT_SYMBOLS[card[-1]]
+
+
+def _cards(cards: Sequence[int]) -> list[str]:
+    return [CARD_TEXT[c] for c in cards]
+
+
+def _full_state(game: Game) -> dict[str, Any]:
+    return {
+        "hand": game.hand_number,
+        "dealer": game.dealer,
+        "phase": game.phase.value,
+        "to_act": game.to_act,
+        "hands": [_cards(h) for h in game.hands],
+        "counts": [len(h) for h in game.hands],
+        "stock": _cards(game.stock),
+        "stock_count": len(game.stock),
+        "auction": [[s, str(a)] for s, a in game.auction],
+        "high_bid": game.high_bid,
+        "bidder": game.bidder,
+        "contract": game.contract,
+        "trump": None if game.trump is None else str(game.trump),
+        "discards": [_cards(d) for d in game.discards],
+        "discard_counts": list(game.discard_counts),
+        "drawn": list(game.draw_counts),
+        "given": [[f, t, _cards(cs)] for f, t, cs in game.given],
+        "out": list(game.out),
+        "trick": (
+            {"leader": game.leader, "cards": [[s, CARD_TEXT[c]] for s, c in game.trick]}
+            if game.leader is not None and game.phase.value == "play"
+            else None
+        ),
+        "tricks": [
+            {"leader": lead, "cards": [[s, CARD_TEXT[c]] for s, c in cards], "winner": win}
+            for lead, cards, win in game.tricks
+        ],
+        "points": list(game.points),
+        "scores": list(game.scores),
+    }
+
+
+def _seat_state(game: Game, seat: int) -> dict[str, Any]:
+    """The same shape as the full state, from the seat's observation alone."""
+    obs = observe(game, seat).to_dict()
+    hands: list[list[str] | None] = [None, None, None, None]
+    hands[seat] = obs["hand"]
+    return {
+        "hand": obs["hand_number"],
+        "dealer": obs["dealer"],
+        "phase": obs["phase"],
+        "to_act": obs["to_act"],
+        "hands": hands,
+        "counts": list(obs["card_counts"]),
+        "stock": None,
+        "stock_count": obs["stock_count"],
+        "auction": [list(a) for a in obs["auction"]],
+        "high_bid": obs["high_bid"],
+        "bidder": obs["bidder"],
+        "contract": obs["contract"],
+        "trump": obs["trump"],
+        "discards": None,
+        "discard_counts": list(obs["discarded"]),
+        "drawn": list(obs["drawn"]),
+        "given": obs["given"],
+        "out": list(obs["out"]),
+        "trick": (
+            None
+            if obs["trick"] is None
+            else {"leader": obs["trick"]["leader"], "cards": obs["trick"]["cards"]}
+        ),
+        "tricks": obs["tricks"],
+        "points": list(obs["points"]),
+        "scores": list(obs["scores"]),
+    }
+
+
+def _hand_over(state: dict[str, Any], events: list[Event]) -> dict[str, Any]:
+    """The table at a hand's end, from the state before its last decision and that decision's
+    (public) events: everyone is out, the last trick is in, the hand is scored."""
+    done = dict(state)
+    tricks = list(state["tricks"])
+    for e in events:
+        if e["event"] == "trick":
+            tricks.append({"leader": e["leader"], "cards": e["cards"], "winner": e["winner"]})
+        elif e["event"] == "hand_end":
+            done["points"], done["scores"] = e["points"], e["scores"]
+    done.update(
+        phase="hand_end",
+        to_act=None,
+        hands=[[] if h is not None else None for h in state["hands"]],
+        counts=[0, 0, 0, 0],
+        out=[True] * 4,
+        trick=None,
+        tricks=tricks,
+    )
+    return done
+
+
+def _log(events: list[Event], full: bool) -> list[str]:
+    lines = []
+    for e in events:
+        kind = e["event"]
+        seat = e.get("seat")
+        cards = " ".join(pretty(c) for c in e.get("cards", []) if isinstance(c, str))
+        n = len(e.get("cards", []))
+        if kind == "deal":
+            lines.append(f"Hand {e['hand']}: seat {e['dealer']} deals")
+        elif kind == "discard" and n:
+            lines.append(f"Seat {seat} discards {cards if full else _count(n)}")
+        elif kind == "draw" and n:
+            lines.append(f"Seat {seat} draws {cards if full else _count(n)}")
+        elif kind == "give":
+            lines.append(f"Seat {seat} gives {cards} to seat {e['to']} face up")
+        elif kind == "dead":
+            lines.append(f"Stock set aside: {cards if full else _count(n)}")
+        elif kind == "out":
+            aside = f" (sets aside {cards})" if full and cards else ""
+            lines.append(f"Seat {seat} is out{aside}")
+        elif kind == "trick":
+            won = e.get("points", [0, 0])
+            points = " ".join(f"+{p} team {t}" for t, p in enumerate(won) if p)
+            lines.append(f"Seat {e['winner']} wins the trick" + (f" ({points})" if points else ""))
+        elif kind == "hand_end":
+            made = "made it" if e["made"] else "went set"
+            lines.append(
+                f"Hand {e['hand']} over: seat {e['bidder']} bid {e['contract']} in "
+                f"{SUIT_SYMBOLS.get(e['trump'], e['trump'])} and {made}; points "
+                f"{e['points'][0]}–{e['points'][1]}, scores {e['scores'][0]} / {e['scores'][1]}"
+            )
+        elif kind == "forfeit":
+            lines.append(f"Seat {seat} forfeits")
+        elif kind == "game_end":
+            lines.append(_end_text(e))
+    return lines
+
+
+def _count(n: int) -> str:
+    return f"{n} card" if n == 1 else f"{n} cards"
+
+
+def _end_text(e: dict[str, Any]) -> str:
+    a, b = e["scores"]
+    if e.get("winner") is None:
+        return f"Game over: a draw at {a} to {b} ({e.get('reason')})"
+    return f"Game over: team {e['winner']} wins, {a} to {b} ({e.get('reason')})"
+
+
+def _decision(line: dict[str, Any], viewer: int | None) -> dict[str, Any]:
+    seat = line.get("seat")
+    action = str(line.get("action"))
+    out: dict[str, Any] = {"seat": seat, "action": action}
+    for key in ("ms", "fault"):
+        if key in line:
+            out[key] = line[key]
+    own = viewer is None or viewer == seat
+    if own:
+        if isinstance(line.get("note"), str):
+            out["note"] = line["note"]
+    else:
+        if action.split(" ", 1)[0] in PRIVATE_ACTIONS:
+            out["action"] = f"{action.split(' ', 1)[0]} ({len(action.split()) - 1} cards)"
+        if "note" in line:
+            out["note_hidden"] = True
+    return out
+
+
+class _Builder:
+    def __init__(self, lines: list[dict[str, Any]]) -> None:
+        self.lines = lines
+        self.frames: dict[str, list[dict[str, Any]]] = {p: [] for p in PERSPECTIVES}
+        self.hand_starts: list[dict[str, int]] = []
+        self.decisions = 0
+        self.states: list[dict[str, Any]] = []
+
+    def provider(self, deals: dict[int, dict[str, Any]]) -> Any:
+        def provide(hand: int, dealer: int) -> Deal:
+            line = deals.get(hand)
+            if line is None:
+                raise ReplayError(f"the record has no deal line for hand {hand}")
+            hands: list[list[Card]] = [[parse_card(c) for c in h] for h in line["hands"]]
+            return hands, [parse_card(c) for c in line["stock"]]
+
+        return provide
+
+    def emit(
+        self,
+        kind: str,
+        states: list[dict[str, Any]],
+        events: list[Event],
+        line: dict[str, Any] | None,
+        result: dict[str, Any] | None = None,
+    ) -> None:
+        if kind == "deal":
+            self.hand_starts.append({"hand": states[0]["hand"], "frame": len(self.frames[FULL])})
+        for i, perspective in enumerate(PERSPECTIVES):
+            viewer = None if perspective == FULL else int(perspective)
+            state = dict(states[i])
+            tricks = state.pop("tricks")
+            state["trick_count"] = len(tricks)
+            state["last_trick"] = tricks[-1] if tricks else None
+            self.frames[perspective].append(
+                {
+                    "i": len(self.frames[perspective]),
+                    "kind": kind,
+                    "decisions": self.decisions,
+                    "decision": None if line is None else _decision(line, viewer),
+                    "log": _log(events, viewer is None),
+                    "result": result,
+                    **state,
+                }
+            )
+
+    def snapshot(self, game: Game) -> list[dict[str, Any]]:
+        self.states = [_full_state(game)] + [_seat_state(game, s) for s in range(4)]
+        return self.states
+
+    def run(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        head = self.lines[0]
+        try:
+            ruleset = ruleset_of(head)
+            first_dealer = int(head["first_dealer"])
+        except (KeyError, TypeError, ValueError, ArenaError) as exc:
+            raise ReplayError(f"bad record header: {exc}") from None
+        deals = {
+            int(line["hand"]): line
+            for line in self.lines[1:]
+            if line.get("event") == "deal" and isinstance(line.get("hand"), int)
+        }
+        game = Game(ruleset, head.get("seed", 0), first_dealer, self.provider(deals))
+        self.emit("deal", self.snapshot(game), list(game.events), None)
+        consumed = len(game.events)
+        end: dict[str, Any] | None = None
+        for number, line in enumerate(self.lines[1:], start=2):
+            kind = line.get("event")
+            if kind == "game_end":
+                end = {k: v for k, v in line.items() if k != "event"}
+            if kind not in ("action", "forfeit") or game.is_over:
+                continue
+            before = self.states
+            try:
+                if kind == "action":
+                    game.apply(parse_action(str(line.get("action"))), line.get("seat"))
+                    self.decisions += 1
+                else:
+                    game.forfeit(int(line["seat"]))
+            except (ArenaError, KeyError, TypeError, ValueError) as exc:
+                raise ReplayError(f"line {number}: {exc}") from None
+            new = game.events[consumed:]
+            consumed = len(game.events)
+            decision = line if kind == "action" else None
+            ends = [i for i, e in enumerate(new) if e["event"] == "hand_end"]
+            if ends:
+                cut = ends[0] + 1
+                over = [_hand_over(s, new[:cut]) for s in before]
+                hand_end = {k: v for k, v in new[ends[0]].items() if k != "event"}
+                self.emit("hand_end", over, new[:cut], decision, {"hand_end": hand_end})
+                if game.is_over:
+                    result = {"hand_end": hand_end, "game_end": _game_end(new[cut:])}
+                    self.snapshot(game)
+                    self.emit("game_end", over, new[cut:], None, result)
+                else:
+                    self.emit("deal", self.snapshot(game), new[cut:], None)
+            elif game.is_over:  # a forfeit
+                self.emit(
+                    "game_end", self.snapshot(game), new, decision, {"game_end": _game_end(new)}
+                )
+            else:
+                self.emit("decision", self.snapshot(game), new, decision)
+        return head, end
+
+
+def _game_end(events: list[Event]) -> dict[str, Any] | None:
+    for e in events:
+        if e["event"] == "game_end":
+            return {k: v for k, v in e.items() if k != "event"}
+    return None
+
+
+def build_replay(game_id: str, record: bytes) -> Replay:
+    """Re-play `record`; ReplayError if it is not a record the engine can re-play."""
+    lines = []
+    for number, raw in enumerate(record.decode("utf-8").splitlines(), start=1):
+        if raw.strip():
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                raise ReplayError(f"line {number} is not JSON") from None
+            if isinstance(value, dict):
+                lines.append(value)
+    if not lines:
+        raise ReplayError("the record is empty")
+    builder = _Builder(lines)
+    head, end = builder.run()
+    seats = head.get("seats") or []
+    header = {
+        "game_id": game_id,
+        "ruleset": head.get("ruleset") if isinstance(head.get("ruleset"), str) else "custom",
+        "first_dealer": head.get("first_dealer"),
+        "seed": head.get("seed"),
+        "agents": [str(s.get("agent", "")) for s in seats if isinstance(s, dict)],
+        "frame_count": len(builder.frames[FULL]),
+    }
+    return Replay(header, builder.frames, builder.hand_starts, end)

@@ -1,0 +1,34 @@
+"""Bot pages: the list of bots and one bot version's page, with their twins."""
+
+from __future__ import annotations
+
+from flask import Blueprint, jsonify, render_template, request
+from flask.typing import ResponseReturnValue
+
+from dashboard.db import session
+from dashboard.queries.bots import bot_list, bot_page
+
+bp = Blueprint("bots", __name__)
+
+
+@bp.get("/bots")
+def index() -> ResponseReturnValue:
+    return render_template("bots.html", **bot_list(session()))
+
+
+@bp.get("/api/bots")
+def api_index() -> ResponseReturnValue:
+    return jsonify(bot_list(session()))
+
+
+@bp.get("/bots/<name>")
+@bp.get("/bots/<name>/<version>")
+def page(name: str, version: str | None = None) -> ResponseReturnValue:
+    data = bot_page(session(), name, version, request.args.get("ruleset") or None)
+    return render_template("bot.html", **data)
+
+
+@bp.get("/api/bots/<name>")
+@bp.get("/api/bots/<name>/<version>")
+def api(name: str, version: str | None = None) -> ResponseReturnValue:
+    return jsonify(bot_page(session(), name, version, request.args.get("ruleset") or None))

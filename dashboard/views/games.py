@@ -1,0 +1,46 @@
+"""Game pages: recent games, one game's summary, and its record exactly as stored."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, jsonify, render_template
+from flask.typing import ResponseReturnValue
+
+from arena.storage import repo
+from dashboard.db import session
+from dashboard.queries.games import game_list, game_page
+from dashboard.views.common import page, page_size
+
+bp = Blueprint("games", __name__)
+
+
+@bp.get("/games")
+def index() -> ResponseReturnValue:
+    return render_template("games.html", **game_list(session(), page(), page_size()))
+
+
+@bp.get("/api/games")
+def api_index() -> ResponseReturnValue:
+    return jsonify(game_list(session(), page(), page_size()))
+
+
+@bp.get("/games/<game_id>")
+def show(game_id: str) -> ResponseReturnValue:
+    return render_template("game.html", **game_page(session(), game_id))
+
+
+@bp.get("/api/games/<game_id>")
+def api(game_id: str) -> ResponseReturnValue:
+    return jsonify(game_page(session(), game_id))
+
+
+@bp.get("/games/<game_id>/record.jsonl")
+@bp.get("/api/games/<game_id>/record.jsonl")
+def record(game_id: str) -> ResponseReturnValue:
+    """The record byte for byte as the worker stored it."""
+    data = repo.get_game_record(session(), game_id)
+    safe_name = "".join(c if c.isalnum() or c in "-_." else "_" for c in game_id)
+    return Response(
+        data,
+        mimetype="application/x-ndjson",
+        headers={"Content-Disposition": f'attachment; filename="{safe_name}.jsonl"'},
+    )

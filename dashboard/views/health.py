@@ -1,0 +1,59 @@
+"""/healthz (is the database answering?) and /api, the index of every JSON route.
+
+JSON API (every page has a twin; ids unknown to the database give a 404 with a message):
+
+    GET /api                              this index
+    GET /healthz                          {"status": "ok", ...} or 503 when the database fails
+    GET /api/leaderboard?ruleset=R        rating table of ruleset R (default: the most used)
+    GET /api/bots                         every bot with its versions
+    GET /api/bots/NAME[/VERSION]          one version (default latest): manifest, ratings,
+                                          Elo history, head-to-head, recent games, faults
+    GET /api/tournaments?page=N           tournaments, newest first, with progress
+    GET /api/tournaments/ID?page=N        one tournament: progress, standings, crosstable, games
+    GET /api/tournaments/ID/status        state and progress only (what the live page polls)
+    GET /api/games?page=N                 games, newest first
+    GET /api/games/ID                     one game: header, hands, timings, faults
+    GET /api/games/ID/record.jsonl        the record byte for byte as stored
+    GET /api/games/ID/replay?perspective=P  replay frames; P is full (default) or a seat 0-3,
+                                          whose frames hold only what that seat knew
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, jsonify
+from flask.typing import ResponseReturnValue
+from sqlalchemy import text
+
+from dashboard.db import database, session
+
+bp = Blueprint("health", __name__)
+
+
+def _routes(doc: str) -> list[dict[str, str]]:
+    """The route table of this module's docstring, continuation lines joined."""
+    routes: list[dict[str, str]] = []
+    for line in doc.split("JSON API", 1)[1].splitlines()[2:]:
+        text_ = line.strip()
+        if text_.startswith("GET "):
+            route, _, about = text_[4:].partition("  ")
+            routes.append({"route": f"GET {route.strip()}", "about": about.strip()})
+        elif text_ and routes:
+            routes[-1]["about"] += " " + text_
+    return routes
+
+
+ROUTES = _routes(__doc__ or "")
+
+
+@bp.get("/healthz")
+def healthz() -> ResponseReturnValue:
+    try:
+        session().execute(text("SELECT 1"))
+    except Exception as exc:  # any database failure means "unhealthy", said plainly
+        return jsonify({"status": "error", "error": exc.__class__.__name__}), 503
+    return jsonify({"status": "ok", "database": database().dialect})
+
+
+@bp.get("/api")
+def index() -> ResponseReturnValue:
+    return jsonify({"routes": ROUTES})

@@ -1,0 +1,1 @@
+"""Tests of the web dashboard: pages, JSON twins, replays and the browser."""
