@@ -16,6 +16,9 @@ COMMAND_MODULES = [
     "arena.commands.bots",
     "arena.commands.tournament",
     "arena.commands.worker",
+    "arena.commands.scheduler",
+    "arena.commands.ratings",
+    "arena.commands.match",
     "arena.commands.gamemaster",
 ]
 

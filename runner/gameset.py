@@ -31,8 +31,6 @@ log = logging.getLogger(__name__)
 CONNECT_MS = 20_000
 # A game's wall-clock bound: four seats' time banks and decisions, plus slack.
 GAME_TIMEOUT = 15 * 60.0
-# How long agents get to leave on their own after the game master closed their streams.
-_EXIT_GRACE = 0.3
 
 
 class Launcher(Protocol):
@@ -237,13 +235,16 @@ def play_game(
 
 
 def _deaths(agents: Sequence[RunningAgent | None]) -> dict[int, tuple[str, str]]:
-    """Seats whose agent ended badly by itself: exit reason and capped stderr."""
-    deadline = time.monotonic() + _EXIT_GRACE
+    """Seats whose agent already ended badly by itself: exit reason and capped stderr.
+
+    No waiting: an agent that crashed mid-game is gone by the time the game master has
+    ended the game; one still running is simply stopped.
+    """
     out: dict[int, tuple[str, str]] = {}
     for seat, agent in enumerate(agents):
         if agent is None:
             continue
-        code = agent.wait(max(0.0, deadline - time.monotonic()))
+        code = agent.poll()
         if code is not None and code != 0:
             out[seat] = (agent.exit_reason() or f"exited with code {code}", agent.stderr_text())
     return out

@@ -1,0 +1,164 @@
+"""`arena match A B`: duplicate sets between two bots until a sequential test decides."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from arena.ratings import Sprt
+    from arena.storage import Database
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    match = subparsers.add_parser(
+        "match", help="play A against B in duplicate sets; stop when the SPRT decides"
+    )
+    match.add_argument("a", metavar="A", help="bot name or name@version (the tested one)")
+    match.add_argument("b", metavar="B", help="bot name or name@version (the baseline)")
+    match.add_argument("--sets", type=int, default=100, help="at most this many sets")
+    match.add_argument(
+        "--sprt", default="0,20", help="elo0,elo1: H0 'A is at most elo0 stronger', H1 'elo1'"
+    )
+    match.add_argument("--alpha", type=float, default=0.05)
+    match.add_argument("--beta", type=float, default=0.05)
+    match.add_argument("--ruleset", default="standard")
+    match.add_argument("--seed", type=int, default=None)
+    match.add_argument(
+        "--queue",
+        action="store_true",
+        help="play on the queue's workers instead of in this process with a local game master",
+    )
+    match.set_defaults(func=_run)
+
+
+def _parse_sprt(text: str) -> tuple[float, float]:
+    from arena.config import ConfigError
+
+    try:
+        elo0, elo1 = (float(x) for x in text.split(","))
+    except ValueError:
+        raise ConfigError(f"--sprt {text!r}: write it as elo0,elo1 (e.g. 0,20)") from None
+    return elo0, elo1
+
+
+def _run(args: argparse.Namespace) -> int:
+    from arena.config import database_url
+    from arena.ratings import Sprt
+    from arena.storage import open_database, repo
+    from runner.tournament import create_tournament
+
+    elo0, elo1 = _parse_sprt(args.sprt)
+    sprt = Sprt(elo0, elo1, alpha=args.alpha, beta=args.beta)
+    with open_database(database_url()) as db:
+        enqueue = None
+        if args.queue:
+            from runner import redis_conn
+            from runner.queue import arena_queue, enqueue_game_sets
+
+            queue = arena_queue(redis_conn.connect())
+
+            def enqueue(ids: Sequence[str]) -> int:
+                return enqueue_game_sets(queue, ids)
+
+        # A gauntlet of A against B: A is always the set's bot a, so score_a is A's points.
+        tournament = create_tournament(
+            db,
+            format="gauntlet",
+            bots=[args.a, args.b],
+            sets=args.sets,
+            ruleset=args.ruleset,
+            seed=args.seed,
+            enqueue=enqueue,
+        )
+        with db.session() as session:
+            sets = repo.list_game_sets(session, tournament.id)
+            set_ids = [s.id for s in sets]
+            a_ref, b_ref = sets[0].bot_a.ref, sets[0].bot_b.ref
+        print(
+            f"match {tournament.id}: {a_ref} vs {b_ref}, up to {len(set_ids)} sets, "
+            f"SPRT elo0={elo0:g} elo1={elo1:g} alpha={args.alpha:g} beta={args.beta:g}, "
+            f"bounds [{sprt.lower_bound:.2f}, {sprt.upper_bound:.2f}]"
+        )
+        follow = _follow_queue if args.queue else _play_here
+        played = follow(db, set_ids, sprt)
+        _settle(db, tournament.id, set_ids[played:])
+    verdict = {
+        "H1": f"H1 accepted: {a_ref} is stronger by at least {elo1:g} Elo",
+        "H0": f"H0 accepted: {a_ref} is not stronger by {elo1:g} Elo (at most {elo0:g})",
+        None: "no decision within the sets allowed",
+    }[sprt.decision]
+    print(f"{verdict} after {sprt.sets} sets (LLR {sprt.llr:.2f})")
+    return 0
+
+
+def _report(sprt: Sprt, index: int, total: int, score: float | None) -> None:
+    shown = "failed" if score is None else f"{score:g}/2"
+    print(
+        f"set {index}/{total}: A {shown}  LLR {sprt.llr:+.2f}  "
+        f"[{sprt.lower_bound:.2f}, {sprt.upper_bound:.2f}]  counts {list(sprt.counts)}",
+        flush=True,
+    )
+
+
+def _play_here(db: Database, set_ids: list[str], sprt: Sprt) -> int:
+    from arena.gamemaster.server import start_in_thread
+    from runner.gm_client import GameMasterClient
+    from runner.tournament import run_game_set
+
+    with start_in_thread() as gm, GameMasterClient(gm.address) as client:
+        for index, set_id in enumerate(set_ids, 1):
+            outcome = run_game_set(db, set_id, client)
+            if outcome.score_a is not None:
+                sprt.add(outcome.score_a)
+            _report(sprt, index, len(set_ids), outcome.score_a)
+            if sprt.decision is not None:
+                return index
+    return len(set_ids)
+
+
+def _follow_queue(db: Database, set_ids: list[str], sprt: Sprt) -> int:
+    """Feed sets to the test in plan order as workers finish them (they may finish out of order)."""
+    from arena.storage import repo
+
+    index = 0
+    while index < len(set_ids):
+        with db.session() as session:
+            game_set = repo.get_game_set(session, set_ids[index])
+            state, score = game_set.state, game_set.score_a
+        if state not in ("done", "failed"):
+            time.sleep(0.5)
+            continue
+        index += 1
+        if state == "done" and score is not None:
+            sprt.add(score)
+        _report(sprt, index, len(set_ids), score if state == "done" else None)
+        if sprt.decision is not None:
+            break
+    return index
+
+
+def _settle(db: Database, tournament_id: str, unplayed: list[str]) -> None:
+    """Sets the test no longer needs are marked failed ("not needed"), so the match finishes."""
+    from arena.storage import repo
+    from runner.tournament import finish_if_done
+
+    with db.session() as session:
+        for set_id in unplayed:
+            repo.mark_set_failed(session, set_id, "not played: the SPRT had decided")
+        finish_if_done(session, tournament_id)
+    if unplayed:
+        try:
+            from runner import redis_conn
+            from runner.queue import fetch_job
+
+            connection = redis_conn.connect()
+            for set_id in unplayed:
+                job = fetch_job(connection, set_id)
+                if job is not None:
+                    job.cancel()
+        except Exception:  # no Redis (an in-process match): nothing was queued
+            pass

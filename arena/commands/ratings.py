@@ -1,0 +1,72 @@
+"""`arena ratings`: the rating table of a ruleset (Bradley–Terry with 95% CI, Elo, games)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    ratings = subparsers.add_parser("ratings", help="show the rating table of a ruleset")
+    ratings.add_argument("--ruleset", default="standard", help="ruleset (default standard)")
+    ratings.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ratings.add_argument(
+        "--recompute", action="store_true", help="rebuild the table from all stored games first"
+    )
+    ratings.set_defaults(func=_show)
+
+
+def _show(args: argparse.Namespace) -> int:
+    from arena.config import database_url
+    from arena.storage import open_database, repo
+    from runner.ratings_update import update_ratings
+
+    with open_database(database_url()) as db, db.session() as session:
+        if args.recompute:
+            update_ratings(session, args.ruleset)
+        rows = repo.get_ratings(session, args.ruleset)
+        rows.sort(key=lambda r: -(r.bt if r.bt is not None else r.elo))
+        if args.json:
+            out = [
+                {
+                    "rank": i,
+                    "bot": r.bot_version.ref,
+                    "bt": r.bt,
+                    "ci_low": r.ci_low,
+                    "ci_high": r.ci_high,
+                    "elo": r.elo,
+                    "games": r.games,
+                    "score": r.score,
+                    "forfeits": r.forfeits,
+                }
+                for i, r in enumerate(rows, 1)
+            ]
+            print(json.dumps(out, indent=2))
+            return 0
+        if not rows:
+            print(f"no rated games under ruleset {args.ruleset!r} yet")
+            return 0
+        table = [("RANK", "BOT", "RATING", "95% CI", "ELO", "GAMES", "SCORE", "FORFEITS")]
+        for i, r in enumerate(rows, 1):
+            if r.bt is not None and r.ci_low is not None and r.ci_high is not None:
+                half = (r.ci_high - r.ci_low) / 2
+                rating, ci = f"{r.bt:.0f} ± {half:.0f}", f"[{r.ci_low:.0f}, {r.ci_high:.0f}]"
+            else:
+                rating, ci = "-", "-"
+            table.append(
+                (
+                    str(i),
+                    r.bot_version.ref,
+                    rating,
+                    ci,
+                    f"{r.elo:.0f}",
+                    str(r.games),
+                    f"{100 * r.score:.1f}%",
+                    str(r.forfeits),
+                )
+            )
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    print(f"ratings, ruleset {args.ruleset}")
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return 0

@@ -1,0 +1,194 @@
+"""The nightly schedule: RQ's cron scheduler, in UTC, with exactly one instance running.
+
+RQ's CronScheduler lets any number run side by side (each registers itself), so a Redis
+lock with a TTL decides: the scheduler that holds it renews it on every heartbeat, and a
+second one refuses to start while it is held. A scheduler killed without a goodbye frees
+the lock LOCK_TTL seconds later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+from croniter import croniter
+from rq.cron import CronJob, CronScheduler
+from rq.job import Job
+
+from arena.config import ConfigError, env
+from arena.errors import ArenaError
+from runner.queue import arena_queue
+
+log = logging.getLogger("arena.scheduler")
+
+LOCK_KEY = "arena:scheduler:lock"
+LOCK_TTL = 30
+# The longest the scheduler sleeps between heartbeats (RQ's own cap is 60 s, above the TTL).
+HEARTBEAT_EVERY = 5.0
+NIGHTLY_JOB = "runner.jobs.nightly_round_robin"
+NIGHTLY_TIMEOUT = 300
+_RECONNECT_MAX_WAIT = 10.0
+
+
+_RENEW = """
+local current = redis.call('get', KEYS[1])
+if current == ARGV[1] or not current then
+  redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  return 1
+end
+return 0
+"""
+
+
+class SchedulerRunning(ArenaError):
+    """Another scheduler holds the lock: only one may run."""
+
+
+class SchedulerLockLost(ArenaError):
+    """The lock this scheduler held went to another one (e.g. after a long Redis outage)."""
+
+
+def check_cron(expression: str) -> str:
+    if not croniter.is_valid(expression):
+        raise ConfigError(
+            f"ARENA_NIGHTLY_CRON={expression!r} is not a cron expression "
+            "(five fields: minute hour day month weekday, e.g. '0 2 * * *')"
+        )
+    return expression
+
+
+class UtcCronJob(CronJob):
+    """A cron job whose expression is read in UTC (RQ reads it in local time) and whose jobs
+    use the arena queue's JSON serializer (RQ's cron enqueues with its default pickle one)."""
+
+    def get_next_enqueue_time(self) -> datetime:
+        if not self.cron:
+            return super().get_next_enqueue_time()
+        base = self.latest_enqueue_time or datetime.now(UTC)
+        nxt: datetime = croniter(self.cron, base.astimezone(UTC)).get_next(datetime)
+        return nxt if nxt.tzinfo else nxt.replace(tzinfo=UTC)
+
+    def enqueue(self, connection: redis.Redis) -> Job:
+        queue = arena_queue(connection, self.queue_name)
+        job = queue.enqueue(self.func_name, args=self.args, kwargs=self.kwargs, **self.job_options)
+        log.info("enqueued %s (job %s) on %s", self.name, job.id, self.queue_name)
+        return job
+
+
+def holder(connection: redis.Redis) -> str | None:
+    """Who holds the scheduler lock ("host:pid:…"), if anyone."""
+    value = connection.get(LOCK_KEY)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class ArenaScheduler(CronScheduler):
+    """RQ's CronScheduler plus the single-instance lock, renewed on every heartbeat."""
+
+    def __init__(self, connection: redis.Redis, **kwargs: Any) -> None:
+        super().__init__(connection, **kwargs)
+        self.token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    def acquire(self) -> None:
+        if not self.connection.set(LOCK_KEY, self.token, nx=True, ex=LOCK_TTL):
+            other = holder(self.connection) or "another process"
+            raise SchedulerRunning(
+                f"a scheduler is already running ({other}); only one may run at a time. "
+                f"If it was killed, its lock expires within {LOCK_TTL} s."
+            )
+
+    def release(self) -> None:
+        # Delete only our own lock: compare and delete in one step.
+        script = "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end"
+        with contextlib.suppress(redis.RedisError):
+            self.connection.eval(script, 1, LOCK_KEY, self.token)
+
+    def heartbeat(self) -> None:
+        super().heartbeat()
+        # Renew if ours, take it if it vanished (Redis restarted empty), else report the holder.
+        held = self.connection.eval(_RENEW, 1, LOCK_KEY, self.token, LOCK_TTL)
+        if held != 1:
+            raise SchedulerLockLost(
+                f"another scheduler ({holder(self.connection)}) took the lock; stopping"
+            )
+
+    def calculate_sleep_interval(self) -> float:
+        return float(min(super().calculate_sleep_interval(), HEARTBEAT_EVERY))
+
+    def add_nightly(self, queue_name: str, cron: str, kwargs: dict[str, Any]) -> CronJob:
+        job = UtcCronJob(
+            queue_name=queue_name,
+            func_name=NIGHTLY_JOB,
+            kwargs=kwargs,
+            cron=check_cron(cron),
+            job_timeout=NIGHTLY_TIMEOUT,
+            name="nightly-round-robin",
+        )
+        self._cron_jobs.append(job)
+        log.info("nightly round robin at %r (UTC), next %s", cron, job.next_enqueue_time)
+        return job
+
+    def run_once(self) -> None:
+        """One loop step of RQ's start(): enqueue what is due, heartbeat."""
+        if self.enqueue_jobs():
+            self.save()
+        self.heartbeat()
+
+
+def run_scheduler(
+    queue_name: str, *, cron: str | None = None, kwargs: dict[str, Any] | None = None
+) -> int:
+    """Run the one scheduler until SIGTERM/SIGINT; refuses to start while another runs."""
+    import signal
+
+    from runner import redis_conn
+
+    cron = check_cron(cron or env("ARENA_NIGHTLY_CRON"))
+    connection = redis_conn.connect()
+    scheduler = ArenaScheduler(connection)
+    scheduler.acquire()
+    job = scheduler.add_nightly(queue_name, cron, kwargs or {})
+    stopping = False
+
+    def stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print(
+        f"scheduler {scheduler.token}: nightly round robin at '{cron}' UTC on queue "
+        f"{queue_name}; next at {job.next_enqueue_time:%Y-%m-%d %H:%M} UTC",
+        flush=True,
+    )
+    scheduler.register_birth()
+    wait = 1.0
+    try:
+        while not stopping:
+            try:
+                scheduler.run_once()
+                wait = 1.0
+                _sleep(scheduler.calculate_sleep_interval(), lambda: stopping)
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                log.warning(
+                    "lost Redis at %s (%s); retrying in %.0f s", redis_conn.describe(), exc, wait
+                )
+                _sleep(wait, lambda: stopping)
+                wait = min(wait * 2, _RECONNECT_MAX_WAIT)
+    finally:
+        with contextlib.suppress(redis.RedisError):
+            scheduler.register_death()
+        scheduler.release()
+    return 0
+
+
+def _sleep(seconds: float, stop: Any) -> None:
+    deadline = time.monotonic() + seconds
+    while not stop() and time.monotonic() < deadline:
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
