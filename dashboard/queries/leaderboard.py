@@ -172,13 +172,14 @@ def _computed(session: Session, ruleset: str) -> list[dict[str, Any]]:
             vid = game.seat_ids[game.forfeit_seat]
             forfeits[vid] = forfeits.get(vid, 0) + 1
     labels = version_labels(session, set(games))
-    disabled = dict(
-        session.execute(
+    disabled = {
+        vid: flag
+        for vid, flag in session.execute(
             select(BotVersion.id, Bot.disabled)
             .join(Bot, Bot.id == BotVersion.bot_id)
             .where(BotVersion.id.in_(games))
-        ).tuples()
-    )
+        )
+    }
     rows = []
     for vid in games:
         label = labels[vid]

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from flask import Flask
+
 from arena.game import Game
 from arena.observation import observe
 from arena.ratings import bradley_terry, elo_ratings
@@ -24,6 +26,10 @@ XSS_NOTE = "<script>alert('note')</script> & <b>bold</b>"
 XSS_STDERR = "Traceback: <script>alert('stderr')</script>\nValueError: boom"
 
 
+RUNNING_TOURNAMENT = "t-20261130-live"
+FINISHED_TOURNAMENT = "t-20261129-test"
+
+
 @dataclass
 class Filled:
     """What a fill stored: tournament ids, game ids and each game's record bytes."""
@@ -37,8 +43,20 @@ class Filled:
         return list(self.records)
 
 
+@dataclass
+class Site:
+    """A filled database and an app over it."""
+
+    url: str
+    app: Flask
+    filled: Filled
+
+
 def add_bot(db: Database, name: str, version: str = "1.0") -> str:
+    """Register name@version unless it already is; return its ref."""
     with db.session() as s:
+        if repo.find_bot(s, name) is not None:
+            return f"{name}@{version}"
         repo.add_bot_version(
             s,
             name=name,
@@ -93,7 +111,7 @@ def fill(
     sets_per_pair: int = 1,
     rate: bool = True,
     pending_sets: int = 0,
-    tournament_id: str = "t-20261129-test",
+    tournament_id: str = FINISHED_TOURNAMENT,
 ) -> Filled:
     """A finished round robin between `bots` (plus `pending_sets` queued ones), optionally rated."""
     out = Filled()

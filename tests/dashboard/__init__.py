@@ -1,1 +1,0 @@
-"""Tests of the web dashboard: pages, JSON twins, replays and the browser."""

@@ -1,0 +1,265 @@
+"""Every page and its JSON twin on a filled database, an empty one, and unknown ids."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+import pytest
+from flask.testing import FlaskClient
+
+from tests.dashboard.fill import (
+    FINISHED_TOURNAMENT,
+    RULESET,
+    RUNNING_TOURNAMENT,
+    XSS_NAME,
+    XSS_NOTE,
+    XSS_STDERR,
+    Site,
+)
+
+FINISHED = FINISHED_TOURNAMENT
+FIRST_GAME = f"{FINISHED}-set-00000-g0"  # the game with a timeout fault and captured stderr
+
+
+def _bot(name: str) -> str:
+    return quote(name, safe="")
+
+
+def _html(client: FlaskClient, path: str) -> str:
+    response = client.get(path)
+    assert response.status_code == 200, (path, response.data[:300])
+    assert response.mimetype == "text/html"
+    return response.get_data(as_text=True)
+
+
+def _json(client: FlaskClient, path: str, status: int = 200) -> dict:
+    response = client.get(path)
+    assert response.status_code == status, (path, response.data[:300])
+    assert response.mimetype == "application/json"
+    data: dict = response.get_json()
+    return data
+
+
+def test_every_page_and_twin_answers(client: FlaskClient, site: Site) -> None:
+    game = site.filled.game_ids[0]
+    pairs = [
+        ("/", "/api/leaderboard"),
+        ("/bots", "/api/bots"),
+        ("/bots/greedy", "/api/bots/greedy"),
+        ("/bots/greedy/1.0", "/api/bots/greedy/1.0"),
+        (f"/bots/{_bot(XSS_NAME)}", f"/api/bots/{_bot(XSS_NAME)}"),
+        ("/tournaments", "/api/tournaments"),
+        (f"/tournaments/{FINISHED}", f"/api/tournaments/{FINISHED}"),
+        (f"/tournaments/{RUNNING_TOURNAMENT}", f"/api/tournaments/{RUNNING_TOURNAMENT}/status"),
+        ("/games", "/api/games"),
+        (f"/games/{game}", f"/api/games/{game}"),
+        (f"/games/{game}/replay", f"/api/games/{game}/replay"),
+    ]
+    for page, twin in pairs:
+        _html(client, page)
+        _json(client, twin)
+    assert _json(client, "/healthz") == {"status": "ok", "database": "sqlite"}
+    routes = [r["route"] for r in _json(client, "/api")["routes"]]
+    assert "GET /api/games/ID/replay?perspective=P" in routes
+
+
+def test_leaderboard_uses_the_stored_ratings(client: FlaskClient) -> None:
+    data = _json(client, "/api/leaderboard")
+    assert data["ruleset"] == RULESET and data["source"] == "ratings"
+    rows = data["rows"]
+    assert [r["rank"] for r in rows] == [1, 2, 3]
+    assert {r["bot"] for r in rows} == {"greedy", "random", XSS_NAME}
+    assert all(r["games"] == 4 for r in rows)  # 3 bots, one duplicate set per pair
+    assert sum(r["score"] for r in rows) == pytest.approx(6.0)
+    bts = [r["bt"] for r in rows]
+    assert bts == sorted(bts, reverse=True)
+    assert all(r["ci_low"] < r["bt"] < r["ci_high"] for r in rows)
+    assert all(len(r["history"]) == 4 for r in rows)
+    html = _html(client, "/")
+    assert html.count('<svg class="spark"') == 3
+
+
+def test_a_ruleset_without_games_has_an_empty_leaderboard(client: FlaskClient) -> None:
+    empty = _json(client, "/api/leaderboard?ruleset=nothing-here")
+    assert empty["rows"] == [] and empty["source"] == "computed"
+    assert RULESET in empty["rulesets"]
+    assert 'class="empty"' in _html(client, "/?ruleset=nothing-here")
+
+
+def test_leaderboard_fallback_matches_a_fresh_rating(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from arena.storage import open_database
+    from dashboard import create_app
+    from tests.dashboard.fill import fill
+
+    url = f"sqlite:///{tmp_path / 'unrated.db'}"
+    db = open_database(url)
+    fill(db, rate=False)
+    db.dispose()
+    client = create_app({"DATABASE_URL": url}).test_client()
+    data = _json(client, "/api/leaderboard")
+    assert data["source"] == "computed" and data["ruleset"] == RULESET
+    assert {r["bot"] for r in data["rows"]} == {"greedy", "random", XSS_NAME}
+    assert all(r["games"] == 4 and r["last_played"] for r in data["rows"])
+    assert sum(r["score"] for r in data["rows"]) == pytest.approx(6.0)
+    assert all(r["bt"] is not None and len(r["history"]) == 4 for r in data["rows"])
+
+
+def test_bot_page_has_manifest_history_head_to_head_and_faults(client: FlaskClient) -> None:
+    data = _json(client, "/api/bots/random")
+    assert data["version"]["manifest"]["name"] == "random"
+    assert len(data["history"]) == 4
+    opponents = {h["opponent"]["bot"]: h for h in data["head_to_head"]}
+    assert set(opponents) == {"greedy", XSS_NAME}
+    for h in opponents.values():
+        assert h["games"] == 4 and h["sets"] == 2  # one set each in two tournaments
+        assert h["wins"] + h["draws"] + h["losses"] == h["games"]
+        assert 0.0 <= h["los"] <= 1.0
+    greedy = _json(client, "/api/bots/greedy")
+    mirrored = {h["opponent"]["bot"]: h for h in greedy["head_to_head"]}["random"]
+    assert mirrored["wins"] == opponents["greedy"]["losses"]
+    assert len(data["recent_games"]) == 8
+    # The first set's first game had seat 1 (the set's bot B, random) time out.
+    assert data["faults"]["by_kind"] == [{"kind": "timeout", "count": 2}]
+    assert data["faults"]["latest"][0]["stderr"] == XSS_STDERR
+
+
+def test_bot_versions_and_rulesets_select_what_is_shown(client: FlaskClient) -> None:
+    assert _json(client, "/api/bots/greedy/1.0")["version"]["version"] == "1.0"
+    assert _json(client, f"/api/bots/greedy?ruleset={RULESET}")["ruleset"] == RULESET
+    assert _json(client, "/api/bots/greedy?ruleset=other")["history"] == []
+
+
+def test_tournament_page_has_progress_crosstable_standings_and_games(client: FlaskClient) -> None:
+    data = _json(client, f"/api/tournaments/{FINISHED}")
+    assert data["state"] == "finished"
+    assert data["progress"]["done"] == 3 and data["progress"]["fraction"] == 1.0
+    assert len(data["standings"]) == 3 and len(data["crosstable"]) == 3
+    assert sum(s["score"] for s in data["standings"]) == pytest.approx(6.0)
+    for i, row in enumerate(data["crosstable"]):
+        assert row["cells"][i] is None
+        for j, cell in enumerate(row["cells"]):
+            if i != j:
+                other = data["crosstable"][j]["cells"][i]
+                assert cell["games"] == 2 and cell["wins"] == other["losses"]
+    assert len(data["games"]) == 6
+    html = _html(client, f"/tournaments/{FINISHED}")
+    for game in data["games"]:
+        assert f'href="/games/{game["id"]}"' in html
+    assert "tournament.js" in html
+
+
+def test_running_tournament_reports_partial_progress(client: FlaskClient) -> None:
+    status = _json(client, f"/api/tournaments/{RUNNING_TOURNAMENT}/status")
+    assert status["state"] == "running"
+    progress = status["progress"]
+    assert (progress["done"], progress["queued"], progress["total"]) == (3, 2, 5)
+    listed = {t["id"]: t for t in _json(client, "/api/tournaments")["tournaments"]}
+    assert listed[RUNNING_TOURNAMENT]["progress"]["done"] == 3
+
+
+def test_game_page_summarises_hands_timings_and_faults(client: FlaskClient, site: Site) -> None:
+    data = _json(client, f"/api/games/{FIRST_GAME}")
+    record = [json.loads(line) for line in site.filled.records[FIRST_GAME].splitlines()]
+    end = record[-1]
+    assert data["scores"] == end["scores"] and data["end"]["scores"] == end["scores"]
+    hand_ends = [line for line in record if line.get("event") == "hand_end"]
+    assert [h["scores"] for h in data["hands_table"]] == [h["scores"] for h in hand_ends]
+    deals = {line["hand"]: line["dealer"] for line in record if line.get("event") == "deal"}
+    assert [h["dealer"] for h in data["hands_table"]] == [deals[h["hand"]] for h in hand_ends]
+    actions = [line for line in record if line.get("event") == "action"]
+    for t in data["timing"]:
+        mine = [a["ms"] for a in actions if a["seat"] == t["seat"]]
+        assert t["decisions"] == len(mine) and t["total_ms"] == sum(mine)
+        assert t["max_ms"] == max(mine)
+    assert [f["fault"] for f in data["decision_faults"]] == ["timeout"]
+    assert data["faults"][0]["stderr"] == XSS_STDERR
+    html = _html(client, f"/games/{FIRST_GAME}")
+    assert "record.jsonl" in html and "/replay" in html
+
+
+def test_record_download_is_byte_identical(client: FlaskClient, site: Site) -> None:
+    for game_id, record in site.filled.records.items():
+        for path in (f"/games/{game_id}/record.jsonl", f"/api/games/{game_id}/record.jsonl"):
+            response = client.get(path)
+            assert response.status_code == 200
+            assert response.data == record
+            assert "attachment" in response.headers["Content-Disposition"]
+
+
+def test_games_list_is_paged(site: Site) -> None:
+    site.app.config["PAGE_SIZE"] = 5
+    try:
+        client = site.app.test_client()
+        first = _json(client, "/api/games")
+        assert first["page"] == {"page": 1, "pages": 3, "size": 5, "total": 12}
+        second = _json(client, "/api/games?page=3")
+        assert len(first["games"]) == 5 and len(second["games"]) == 2
+        tournament = _json(client, f"/api/tournaments/{FINISHED}?page=2")
+        assert len(tournament["games"]) == 1 and tournament["games_page"]["pages"] == 2
+        assert "older" in _html(client, "/games")
+    finally:
+        site.app.config["PAGE_SIZE"] = 50
+
+
+def test_user_text_is_escaped_everywhere(client: FlaskClient, site: Site) -> None:
+    pages = [
+        "/",
+        "/bots",
+        f"/bots/{_bot(XSS_NAME)}",
+        "/bots/random",
+        f"/tournaments/{FINISHED}",
+        f"/games/{FIRST_GAME}",
+        f"/games/{FIRST_GAME}/replay",
+        "/games",
+    ]
+    for path in pages:
+        html = _html(client, path)
+        assert "<img src=x" not in html, path
+        assert "<script>alert" not in html, path
+        assert "<b>bold" not in html, path
+    assert "&lt;img src=x onerror=alert(1)&gt;" in _html(client, "/")
+    assert "&lt;script&gt;alert(&#39;stderr&#39;)" in _html(client, f"/games/{FIRST_GAME}")
+    assert "&lt;em&gt;bot&lt;/em&gt;" in _html(client, "/bots/greedy")
+    # The JSON twins carry the text as data; the browser tests check it is shown as text.
+    frames = _json(client, f"/api/games/{FINISHED}-set-00001-g0/replay")["frames"]
+    assert any(f["decision"] and f["decision"].get("note") == XSS_NOTE for f in frames)
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/games/no-such-game", "no game 'no-such-game'"),
+        ("/games/no-such-game/replay", "no game 'no-such-game'"),
+        ("/games/no-such-game/record.jsonl", "no game 'no-such-game'"),
+        ("/tournaments/t-nope", "no tournament 't-nope'"),
+        ("/bots/nobody", "no bot named 'nobody'"),
+        ("/bots/greedy/9.9", "has no version '9.9'"),
+        ("/no/such/page", "there is no page at '/no/such/page'"),
+    ],
+)
+def test_unknown_ids_give_helpful_404s(client: FlaskClient, path: str, message: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response.mimetype == "text/html"
+    assert message.replace("'", "&#39;") in response.get_data(as_text=True)
+    if not path.startswith("/no/"):
+        data = _json(client, "/api" + path, 404)
+        assert data["status"] == 404 and message in data["message"]
+
+
+def test_bad_perspective_is_a_400(client: FlaskClient) -> None:
+    data = _json(client, f"/api/games/{FIRST_GAME}/replay?perspective=north", 400)
+    assert "perspective 'north'" in data["message"]
+
+
+def test_empty_database_pages(empty_client: FlaskClient) -> None:
+    for path in ("/", "/bots", "/tournaments", "/games"):
+        html = _html(empty_client, path)
+        assert 'class="empty"' in html
+    assert _json(empty_client, "/api/leaderboard")["rows"] == []
+    assert _json(empty_client, "/api/bots") == {"bots": []}
+    assert _json(empty_client, "/api/tournaments")["tournaments"] == []
+    assert _json(empty_client, "/api/games")["games"] == []
+    assert _json(empty_client, "/healthz")["status"] == "ok"
+    assert _json(empty_client, "/api/games/x", 404)["message"] == "no game 'x'"

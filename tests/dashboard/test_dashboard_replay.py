@@ -1,0 +1,140 @@
+"""Replay frames: the full deal matches the engine; a seat's frames hold only what it knew."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from flask.testing import FlaskClient
+
+from dashboard.replay import build_replay
+from tests.dashboard.fill import XSS_NOTE, Site
+from tests.dashboard.oracle import cards_mentioned, hands_after_decisions
+
+
+def _frames(client: FlaskClient, game_id: str, perspective: str) -> dict:
+    response = client.get(f"/api/games/{game_id}/replay?perspective={perspective}")
+    assert response.status_code == 200
+    data: dict = response.get_json()
+    return data
+
+
+def _lines(record: bytes) -> list[dict]:
+    return [json.loads(line) for line in record.splitlines()]
+
+
+def test_full_frames_follow_the_engine_to_the_recorded_result(
+    client: FlaskClient, site: Site
+) -> None:
+    for game_id, record in site.filled.records.items():
+        lines = _lines(record)
+        data = _frames(client, game_id, "full")
+        frames = data["frames"]
+        oracle = hands_after_decisions(record)
+        decisions = [line for line in lines if line.get("event") == "action"]
+        assert frames[-1]["kind"] == "game_end"
+        assert frames[-1]["scores"] == lines[-1]["scores"]
+        assert frames[-1]["result"]["game_end"] == {
+            k: v for k, v in lines[-1].items() if k != "event"
+        }
+        assert data["end"]["scores"] == lines[-1]["scores"]
+        assert frames[-1]["decisions"] == len(decisions)
+        for frame in frames:
+            if frame["kind"] in ("deal", "decision"):
+                assert [set(h) for h in frame["hands"]] == oracle[frame["decisions"]]
+            if frame["kind"] == "decision":
+                line = decisions[frame["decisions"] - 1]
+                assert frame["decision"]["action"] == line["action"]
+                assert frame["decision"]["ms"] == line["ms"]
+        hand_ends = [line for line in lines if line.get("event") == "hand_end"]
+        ends = [f for f in frames if f["kind"] == "hand_end"]
+        assert [f["scores"] for f in ends] == [h["scores"] for h in hand_ends]
+        starts = [f["i"] for f in frames if f["kind"] == "deal"]
+        assert [h["frame"] for h in data["hands"]] == starts
+        assert [h["hand"] for h in data["hands"]] == list(range(1, len(hand_ends) + 1))
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2, 3])
+def test_a_seat_perspective_never_holds_another_hand(
+    client: FlaskClient, site: Site, seat: int
+) -> None:
+    for game_id, record in site.filled.records.items():
+        oracle = hands_after_decisions(record)
+        frames = _frames(client, game_id, str(seat))["frames"]
+        full = _frames(client, game_id, "full")["frames"]
+        assert len(frames) == len(full)
+        for frame in frames:
+            assert frame["stock"] is None and frame["discards"] is None
+            assert [h is None for h in frame["hands"]] == [s != seat for s in range(4)]
+            if frame["kind"] not in ("deal", "decision"):
+                continue  # at a hand's end every hand is empty
+            others = set().union(*(oracle[frame["decisions"]][s] for s in range(4) if s != seat))
+            leaked = others & set(cards_mentioned(frame))
+            assert not leaked, (game_id, frame["i"], leaked)
+            assert set(frame["hands"][seat]) == oracle[frame["decisions"]][seat]
+
+
+def test_seat_frames_hide_private_decisions_and_other_notes(
+    client: FlaskClient, site: Site
+) -> None:
+    game_id = "t-20261129-test-set-00001-g0"  # greedy (seats 0, 2) against the XSS-named bot
+    record = _lines(site.filled.records[game_id])
+    keeps = [line for line in record if str(line.get("action", "")).startswith("keep ")]
+    assert keeps, "every short game has a dealer's pick"
+    full = _frames(client, game_id, "full")["frames"]
+    for seat in range(4):
+        frames = _frames(client, game_id, str(seat))["frames"]
+        for mine, everything in zip(frames, full, strict=True):
+            decision = mine["decision"]
+            if decision is None:
+                continue
+            assert decision["ms"] == everything["decision"]["ms"]
+            if decision["seat"] == seat:
+                assert decision == everything["decision"]
+            else:
+                assert "note" not in decision
+                if everything["decision"]["action"].startswith("keep "):
+                    assert decision["action"].startswith("keep (")
+                else:
+                    assert decision["action"] == everything["decision"]["action"]
+    notes = {f["decision"].get("note") for f in full if f["decision"]}
+    assert XSS_NOTE in notes
+
+
+def test_hand_end_frames_show_the_last_trick_and_the_score(site: Site) -> None:
+    game_id, record = next(iter(site.filled.records.items()))
+    replay = build_replay(game_id, record)
+    tricks = [line for line in _lines(record) if line.get("event") == "trick"]
+    ends = [f for f in replay.frames["full"] if f["kind"] == "hand_end"]
+    for frame in ends:
+        last = [t for t in tricks if t["hand"] == frame["hand"]][-1]
+        assert frame["last_trick"]["cards"] == last["cards"]
+        assert frame["last_trick"]["winner"] == last["winner"]
+        assert frame["counts"] == [0, 0, 0, 0] and frame["to_act"] is None
+    for seat in "0123":
+        assert [f["scores"] for f in replay.frames[seat]] == [
+            f["scores"] for f in replay.frames["full"]
+        ]
+
+
+def test_a_forfeit_ends_the_replay(site: Site) -> None:
+    game_id, record = next(iter(site.filled.records.items()))
+    lines = record.decode().splitlines()
+    first_action = next(i for i, line in enumerate(lines) if '"event":"action"' in line)
+    forfeit = json.dumps({"event": "forfeit", "hand": 1, "seat": 3}, separators=(",", ":"))
+    end = {"event": "game_end", "scores": [0, 0], "winner": 0, "reason": "forfeit"}
+    cut = [*lines[: first_action + 2], forfeit, json.dumps(end | {"forfeit_seat": 3})]
+    replay = build_replay(game_id, "\n".join(cut).encode())
+    last = replay.frames["full"][-1]
+    assert last["kind"] == "game_end" and last["result"]["game_end"]["reason"] == "forfeit"
+    assert last["decisions"] == 2
+
+
+def test_an_unplayable_record_is_reported(client: FlaskClient, site: Site) -> None:
+    from dashboard.replay import ReplayError
+
+    with pytest.raises(ReplayError, match="line 3"):
+        game_id, record = next(iter(site.filled.records.items()))
+        lines = record.decode().splitlines()
+        lines[2] = json.dumps({"event": "action", "hand": 1, "seat": 0, "action": "bid 99"})
+        build_replay(game_id, "\n".join(lines).encode())
