@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "arena.commands.ratings",
     "arena.commands.match",
     "arena.commands.gamemaster",
+    "arena.commands.dashboard",
 ]
 
 
