@@ -100,7 +100,7 @@ def play(
     *,
     agent_name: str | None = None,
     agent_version: str = "",
-    connect_timeout: float = CONNECT_TIMEOUT_S,
+    connect_timeout: float | None = None,
     on_message: Callable[[pb.ServerMessage], None] | None = None,
     log: TextIO | None = None,
 ) -> SeatResult:
@@ -109,6 +109,8 @@ def play(
     ``on_message`` sees every ServerMessage (events included) before the SDK handles it.
     """
     log = log if log is not None else sys.stderr
+    if connect_timeout is None:
+        connect_timeout = CONNECT_TIMEOUT_S
     name = agent_name or getattr(player, "name", "") or type(player).__name__
     outgoing: queue.Queue[pb.AgentMessage | None] = queue.Queue()
     outgoing.put(

@@ -70,7 +70,9 @@ class Match:
         return self.logs[seat].read_text() if seat < len(self.logs) else ""
 
 
-def spawn(argv: Sequence[str], address: str, token: str, log: Path, **env: str) -> subprocess.Popen[str]:
+def spawn(
+    argv: Sequence[str], address: str, token: str, log: Path, **env: str
+) -> subprocess.Popen[str]:
     full_env = dict(os.environ, ARENA_GAME_MASTER=address, ARENA_SEAT_TOKEN=token, **env)
     full_env["PYTHONPATH"] = str(REPO)
     return subprocess.Popen(
@@ -128,3 +130,35 @@ def forfeit_line(record: str) -> dict[str, Any]:
     found = [line for line in record_lines(record) if line.get("event") == "forfeit"]
     assert len(found) == 1, found
     return found[0]
+
+
+def fallbacks_checked(record: str) -> int:
+    """Re-play the record and check every faulted action is the first legal one; count them."""
+    from arena.cards import parse_card
+    from arena.game import Game
+    from arena.rulesets import ruleset_from_header
+
+    lines = record_lines(record)
+    head = lines[0]
+    deals = {
+        line["hand"]: (
+            [[parse_card(c) for c in h] for h in line["hands"]],
+            [parse_card(c) for c in line["stock"]],
+        )
+        for line in lines
+        if line.get("event") == "deal"
+    }
+    game = Game(
+        ruleset_from_header(head["ruleset"]),
+        head["seed"],
+        head["first_dealer"],
+        deal_provider=lambda hand, dealer: deals[hand],
+    )
+    checked = 0
+    for line in lines[1:]:
+        if line.get("event") == "action":
+            if "fault" in line:
+                assert line["action"] == str(game.legal().first()), line
+                checked += 1
+            game.apply(line["action"], line["seat"])
+    return checked

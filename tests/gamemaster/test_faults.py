@@ -1,0 +1,166 @@
+"""Every fault kind, from purpose-built misbehaving agents (tests/agents/misbehaving).
+
+Each test runs the misbehaving game beside an honest one on the same game master: the policy
+of ARCHITECTURE §4 must end the bad game as documented while the other plays on unharmed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from arena.gamemaster.client import GameMasterClient, GameOutcome
+from arena.gamemaster.server import RunningGameMaster
+from arena.verify import verify_text
+from tests.gamemaster.helpers import (
+    FAST,
+    RANDOM,
+    SHORT,
+    Match,
+    fallbacks_checked,
+    fault_lines,
+    forfeit_line,
+    misbehaving,
+    record_lines,
+    start_match,
+)
+
+
+BYSTANDER = {"name": "standard", "max_hands": 3}
+
+
+@pytest.fixture
+def bystander(gm: RunningGameMaster, client: GameMasterClient) -> Iterator[Match]:
+    """An honest game running at the same time; it must end normally."""
+    match = start_match(client, gm.address, [RANDOM] * 4, ruleset=BYSTANDER, seed=99)
+    yield match
+    outcome = match.finish(timeout=60)
+    assert outcome.reason in ("target", "max_hands"), outcome.detail
+    assert all(s.faults == 0 for s in outcome.seats)
+    verify_text(outcome.record)
+
+
+def bad_game(
+    gm: RunningGameMaster, client: GameMasterClient, argv: list[str], **kw: object
+) -> tuple[Match, GameOutcome]:
+    match = start_match(
+        client, gm.address, [argv, RANDOM, RANDOM, RANDOM], ruleset=SHORT, limits=FAST, **kw
+    )
+    return match, match.finish(timeout=30)
+
+
+def assert_forfeit_by_seat0(outcome: GameOutcome) -> None:
+    assert outcome.reason == "forfeit"
+    assert outcome.forfeit_seat == 0
+    assert outcome.winner == 1
+    verify_text(outcome.record)  # a forfeited game's record still re-plays
+
+
+def assert_fault_limit(outcome: GameOutcome, kind: str) -> list[dict[str, object]]:
+    assert_forfeit_by_seat0(outcome)
+    faults = fault_lines(outcome.record)
+    assert len(faults) == FAST.fault_limit
+    assert {(f["seat"], f["fault"]) for f in faults} == {(0, kind)}
+    assert all(f["detail"] for f in faults)
+    assert str(forfeit_line(outcome.record)["detail"]).startswith("fault limit")
+    assert outcome.seats[0].faults_by_kind[kind] == FAST.fault_limit
+    # The game master played the first legal action in canonical order for each fault.
+    assert fallbacks_checked(outcome.record) == FAST.fault_limit
+    return faults
+
+
+def test_agent_that_never_answers_times_out_then_forfeits(gm, client, bystander) -> None:
+    match, outcome = bad_game(gm, client, misbehaving("silent.py"))
+    faults = assert_fault_limit(outcome, "timeout")
+    # The first timeout spends the decision time and the whole bank; later ones only the first.
+    assert faults[0]["ms"] >= FAST.decision_ms + FAST.bank_ms
+    assert all(FAST.decision_ms <= f["ms"] < FAST.decision_ms + 150 for f in faults[1:])
+    assert outcome.seats[0].bank_ms_left == 0
+
+
+def test_late_agent_draws_on_its_bank_then_times_out(gm, client, bystander) -> None:
+    match, outcome = bad_game(gm, client, misbehaving("slow.py"), env={"SLOW_MS": "300"})
+    assert_fault_limit(outcome, "timeout")
+    seat0 = [x for x in record_lines(outcome.record) if x.get("seat") == 0 and "action" in x]
+    # Answered in time while the bank lasted, each answer beyond the decision limit drawing on it.
+    assert "fault" not in seat0[0] and seat0[0]["ms"] > FAST.decision_ms
+    assert outcome.seats[0].bank_ms_left == 0
+    # Replies to requests that had timed out are ignored, not counted as further faults.
+    assert outcome.seats[0].late_replies >= 1
+
+
+def test_agent_exiting_mid_game_forfeits(gm, client, bystander) -> None:
+    match, outcome = bad_game(gm, client, misbehaving("exit_after.py", "2"))
+    assert_forfeit_by_seat0(outcome)
+    assert str(forfeit_line(outcome.record)["detail"]).startswith("crash:")
+    assert fault_lines(outcome.record) == []
+
+
+def test_sigkilled_agent_forfeits_at_once(gm, client, bystander) -> None:
+    patient = FAST.with_overrides(decision_ms=20_000, bank_ms=0)  # only the kill can end it
+    match = start_match(
+        client,
+        gm.address,
+        [misbehaving("hang_after.py", "2"), RANDOM, RANDOM, RANDOM],
+        ruleset=SHORT,
+        limits=patient,
+    )
+    proc = match.procs[0]
+    assert proc is not None and proc.stdout is not None
+    assert proc.stdout.readline().strip() == "HUNG"
+    killed = time.monotonic()
+    os.kill(proc.pid, signal.SIGKILL)
+    outcome = match.finish(timeout=15)
+    assert time.monotonic() - killed < 5
+    assert_forfeit_by_seat0(outcome)
+    assert str(forfeit_line(outcome.record)["detail"]).startswith("crash:")
+
+
+def test_illegal_actions_are_replaced_by_the_fallback_then_forfeit(gm, client, bystander) -> None:
+    match, outcome = bad_game(gm, client, misbehaving("illegal.py"))
+    faults = assert_fault_limit(outcome, "illegal")
+    assert all("illegal action" in str(f["detail"]) for f in faults)
+
+
+@pytest.mark.parametrize(
+    ("mode", "words"), [("bytes", "unreadable message"), ("text", "is not an action")]
+)
+def test_garbage_answers_are_malformed_faults(gm, client, bystander, mode, words) -> None:
+    match, outcome = bad_game(gm, client, misbehaving("garbage.py", mode))
+    faults = assert_fault_limit(outcome, "malformed")
+    assert all(words in str(f["detail"]) for f in faults)
+
+
+def test_reply_with_an_old_request_id_is_a_malformed_fault(gm, client, bystander) -> None:
+    match, outcome = bad_game(gm, client, misbehaving("stale_id.py"))
+    faults = assert_fault_limit(outcome, "malformed")
+    assert all("unknown request id" in str(f["detail"]) for f in faults)
+
+
+def test_agent_exception_is_a_crash_fault(gm, client, bystander) -> None:
+    match, outcome = bad_game(gm, client, misbehaving("crash_bot.py"))
+    faults = assert_fault_limit(outcome, "crash")
+    assert all("ZeroDivisionError" in str(f["detail"]) for f in faults)
+    assert "ZeroDivisionError" in match.stderr(0)  # the SDK shows the traceback to the author
+
+
+def test_flood_of_unknown_request_ids_is_faults_then_forfeit(gm, client, bystander) -> None:
+    match, outcome = bad_game(gm, client, misbehaving("flood.py", "unknown"))
+    assert_forfeit_by_seat0(outcome)
+    faults = fault_lines(outcome.record)
+    # Faults between decisions get their own record lines (no action was played for them).
+    assert len(faults) == FAST.fault_limit
+    assert {(f["event"], f["fault"]) for f in faults} == {("fault", "malformed")}
+    assert str(forfeit_line(outcome.record)["detail"]).startswith("fault limit")
+
+
+def test_flood_of_late_replies_forfeits(gm, client, bystander) -> None:
+    match, outcome = bad_game(gm, client, misbehaving("flood.py", "late"))
+    assert_forfeit_by_seat0(outcome)
+    assert str(forfeit_line(outcome.record)["detail"]).startswith("flood")
+    assert outcome.seats[0].faults == 1  # the one timeout; late replies are not faults
+    assert outcome.seats[0].late_replies > 60

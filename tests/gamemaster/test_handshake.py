@@ -1,0 +1,188 @@
+"""The handshake: refusals and their status codes, single-use tokens, seats that never come."""
+
+from __future__ import annotations
+
+import queue
+import subprocess
+
+import grpc
+import pytest
+
+from arena import wire
+from arena.gamemaster.client import GameMasterClient
+from arena.gamemaster.server import RunningGameMaster
+from arena.verify import verify_text
+from arena.wire import pb
+from tests.gamemaster.helpers import (
+    FAST,
+    RANDOM,
+    SHORT,
+    forfeit_line,
+    misbehaving,
+    record_lines,
+    spawn,
+    start_match,
+)
+
+
+def run_agent(argv: list[str], address: str, token: str, tmp_path) -> tuple[int, str, str]:
+    log = tmp_path / "agent.stderr"
+    proc = spawn(argv, address, token, log)
+    out, _ = proc.communicate(timeout=30)
+    return proc.returncode, out, log.read_text()
+
+
+class HeldSeat:
+    """A seat taken by a raw stream that says Hello and then just listens."""
+
+    def __init__(self, address: str, token: str) -> None:
+        self.channel = grpc.insecure_channel(address)
+        stub = self.channel.stream_stream(
+            wire.PLAY,
+            request_serializer=pb.AgentMessage.SerializeToString,
+            response_deserializer=pb.ServerMessage.FromString,
+        )
+        hello = pb.AgentMessage(
+            hello=pb.Hello(seat_token=token, protocol_version=wire.PROTOCOL_VERSION)
+        )
+        self._out: queue.Queue[pb.AgentMessage | None] = queue.Queue()
+        self._out.put(hello)
+        # Keep the request stream open: a stream closed by the agent forfeits the seat.
+        self.call = stub(iter(self._out.get, None))
+        self.welcome = next(iter(self.call)).welcome
+
+    def close(self) -> None:
+        self._out.put(None)
+        self.call.cancel()
+        self.channel.close()
+
+
+@pytest.fixture
+def open_game(client: GameMasterClient):
+    game = client.open_game(SHORT, 5, limits=FAST.with_overrides(connect_ms=20_000))
+    yield game
+    client.abort_game(game.game_id)
+
+
+def test_unknown_token_is_refused_with_unauthenticated(gm, open_game, tmp_path) -> None:
+    code, _, err = run_agent(RANDOM, gm.address, "not-a-token", tmp_path)
+    assert code == 3
+    assert "game master refused the seat token: UNAUTHENTICATED" in err
+
+
+@pytest.mark.parametrize("whose", ["same seat", "another seat's agent"])
+def test_a_used_token_is_refused_with_already_exists(gm, open_game, tmp_path, whose) -> None:
+    held = HeldSeat(gm.address, open_game.tokens[0])
+    try:
+        assert held.welcome.seat == 0 and held.welcome.game_id == open_game.game_id
+        code, _, err = run_agent(RANDOM, gm.address, open_game.tokens[0], tmp_path)
+        assert code == 3
+        assert "ALREADY_EXISTS" in err and "already used" in err
+    finally:
+        held.close()
+
+
+def test_wrong_protocol_version_is_refused_and_leaves_the_seat_free(gm, open_game, tmp_path):
+    code, out, _ = run_agent(
+        misbehaving("wrong_version.py"), gm.address, open_game.tokens[1], tmp_path
+    )
+    assert code == 0 and out.startswith("REFUSED FAILED_PRECONDITION"), out
+    assert "protocol version 99" in out
+    held = HeldSeat(gm.address, open_game.tokens[1])  # the token was not used up
+    assert held.welcome.seat == 1
+    held.close()
+
+
+@pytest.mark.parametrize("first", ["reply", "bytes"])
+def test_first_message_must_be_a_hello(gm, open_game, tmp_path, first) -> None:
+    code, out, _ = run_agent(
+        misbehaving("not_hello.py", first), gm.address, open_game.tokens[2], tmp_path
+    )
+    assert code == 0 and out.startswith("REFUSED INVALID_ARGUMENT"), out
+
+
+def test_admin_calls_on_unknown_games_are_not_found(client: GameMasterClient) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        client.await_game("no-such-game", timeout=5)
+    assert caught.value.code() is grpc.StatusCode.NOT_FOUND
+
+
+def test_bad_open_game_requests_are_invalid_argument(client: GameMasterClient) -> None:
+    for kwargs in (
+        {"ruleset": "no-such-ruleset"},
+        {"ruleset": {"max_hands": 0}},
+        {"ruleset": "standard", "first_dealer": 7},
+        {"ruleset": "standard", "limits": {"decision_ms": 0}},
+        {"ruleset": "standard", "game_id": "spaces are not allowed"},
+    ):
+        with pytest.raises(grpc.RpcError) as caught:
+            client.open_game(**kwargs)  # type: ignore[arg-type]
+        assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT, kwargs
+
+
+def test_a_game_id_in_use_is_already_exists(client: GameMasterClient) -> None:
+    client.open_game("standard", game_id="fixed-id-1", limits={"connect_ms": 200})
+    with pytest.raises(grpc.RpcError) as caught:
+        client.open_game("standard", game_id="fixed-id-1")
+    assert caught.value.code() is grpc.StatusCode.ALREADY_EXISTS
+    assert client.await_game("fixed-id-1", timeout=10).reason == "aborted"
+
+
+def test_a_seat_that_never_connects_forfeits(gm, client) -> None:
+    limits = FAST.with_overrides(connect_ms=1500)
+    match = start_match(
+        client, gm.address, [RANDOM, None, RANDOM, RANDOM], ruleset=SHORT, limits=limits
+    )
+    outcome = match.finish(timeout=20)
+    assert outcome.reason == "forfeit" and outcome.forfeit_seat == 1 and outcome.winner == 0
+    assert "did not connect within 1500 ms" in str(forfeit_line(outcome.record)["detail"])
+    assert [s.connected for s in outcome.seats] == [True, False, True, True]
+    assert match.reap() == [0, None, 0, 0]  # the others were told the game ended
+    verify_text(outcome.record)
+
+
+def test_missing_seats_on_both_teams_abort_the_game(gm, client) -> None:
+    limits = FAST.with_overrides(connect_ms=800)
+    match = start_match(
+        client, gm.address, [RANDOM, None, None, RANDOM], ruleset=SHORT, limits=limits
+    )
+    outcome = match.finish(timeout=20)
+    assert outcome.reason == "aborted" and outcome.winner is None
+    assert "seats 1, 2 did not connect" in outcome.detail
+    assert record_lines(outcome.record)[-1]["reason"] == "aborted"
+    assert match.reap() == [0, None, None, 0]
+
+
+def test_tokens_die_with_their_game(gm, client, tmp_path) -> None:
+    game = client.open_game(SHORT, 3)
+    client.abort_game(game.game_id)
+    code, _, err = run_agent(RANDOM, gm.address, game.tokens[0], tmp_path)
+    assert code == 3 and "UNAUTHENTICATED" in err
+
+
+def test_admin_token_is_required_when_configured(tmp_path) -> None:
+    from arena.gamemaster.server import start_in_thread
+
+    with start_in_thread(admin_token="s3cret") as locked:
+        with GameMasterClient(locked.address, admin_token="") as anonymous:
+            with pytest.raises(grpc.RpcError) as caught:
+                anonymous.open_game("standard")
+            assert caught.value.code() is grpc.StatusCode.UNAUTHENTICATED
+        with GameMasterClient(locked.address, admin_token="s3cret") as admin:
+            game = admin.open_game("standard", limits={"connect_ms": 100})
+            assert admin.await_game(game.game_id, timeout=10).reason == "aborted"
+
+
+def test_sdk_reports_a_missing_game_master(monkeypatch, capsys) -> None:
+    from arena import agent
+    from sample_agents.random_bot import RandomPlayer
+
+    with pytest.raises(agent.GameMasterUnreachable):
+        agent.play(RandomPlayer(), "127.0.0.1:9", "tok", connect_timeout=0.5)
+    monkeypatch.setenv("ARENA_GAME_MASTER", "127.0.0.1:9")
+    monkeypatch.setenv("ARENA_SEAT_TOKEN", "tok")
+    monkeypatch.setattr(agent, "CONNECT_TIMEOUT_S", 0.5)
+    with pytest.raises(SystemExit) as exited:
+        agent.run(RandomPlayer())
+    assert exited.value.code == agent.EXIT_UNREACHABLE
+    assert "cannot reach the game master" in capsys.readouterr().err
