@@ -29,7 +29,6 @@ from tests.gamemaster.helpers import (
     start_match,
 )
 
-
 BYSTANDER = {"name": "standard", "max_hands": 3}
 
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import queue
-import subprocess
 
 import grpc
 import pytest
 
 from arena import wire
 from arena.gamemaster.client import GameMasterClient
-from arena.gamemaster.server import RunningGameMaster
 from arena.verify import verify_text
 from arena.wire import pb
 from tests.gamemaster.helpers import (
