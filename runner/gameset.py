@@ -154,6 +154,7 @@ def play_game(
     agent_limits: AgentLimits,
     launchers: Launchers,
     agent_game_master: str | None = None,
+    connect_ms: int = CONNECT_MS,
     timings: Callable[[GameTiming], None] | None = None,
 ) -> GameResult:
     """Open one game, start its four agents, wait for the end, stop them, return the result."""
@@ -167,7 +168,7 @@ def play_game(
             first_dealer=first_dealer,
             agents=names,
             limits=limits,
-            connect_ms=CONNECT_MS,
+            connect_ms=connect_ms,
         )
     except GameExists:
         # An earlier attempt's game (its worker died): end it and play under a fresh id.
@@ -179,7 +180,7 @@ def play_game(
             first_dealer=first_dealer,
             agents=names,
             limits=limits,
-            connect_ms=CONNECT_MS,
+            connect_ms=connect_ms,
         )
     address = agent_game_master or client.address
     agents: list[RunningAgent | None] = [None, None, None, None]

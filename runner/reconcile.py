@@ -20,7 +20,7 @@ from runner.tournament import MAX_ATTEMPTS, finish_if_done, unsettled_sets
 
 log = logging.getLogger(__name__)
 
-_LOCK = "arena:lock:reconcile"
+_LOCK = "arena:lock:reconcile:{queue}"
 _LOCK_TTL = 60
 
 
@@ -40,12 +40,12 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
     Only one process reconciles at a time (a Redis lock); the others skip the pass.
     """
     report = Reconciled()
-    lock = connection.lock(_LOCK, timeout=_LOCK_TTL)
+    queue = arena_queue(connection, queue_name)
+    lock = connection.lock(_LOCK.format(queue=queue.name), timeout=_LOCK_TTL)
     if not lock.acquire(blocking=False):
         report.skipped = True
         return report
     try:
-        queue = arena_queue(connection, queue_name)
         # Jobs of workers that died: RQ retries them (or fails them when out of retries)
         # once their heartbeat has expired.
         StartedJobRegistry(queue=queue).cleanup()

@@ -16,7 +16,7 @@ from arena.config import Limits
 from arena.errors import ArenaError
 from arena.storage import Database, NotFound, PlannedSet, SetState, TournamentState, repo
 from arena.storage.models import BotVersion, Tournament
-from runner.gameset import GameTiming, Launchers, SeatBot, play_game
+from runner.gameset import CONNECT_MS, GameTiming, Launchers, SeatBot, play_game
 from runner.gm_client import GameMasterClient
 from runner.launch import AgentLimits
 from runner.plan import plan_tournament
@@ -65,6 +65,7 @@ def create_tournament(
     seed: int | None = None,
     limits: Limits | None = None,
     nightly: bool = False,
+    connect_ms: int | None = None,
     enqueue: Callable[[Sequence[str]], int] | None = None,
 ) -> Tournament:
     """Plan (pure, deterministic from the seed), store with all sets queued, then enqueue.
@@ -86,7 +87,7 @@ def create_tournament(
             seed=seed,
             sets_per_pair=sets,
             sets=[PlannedSet(s.a, s.b, s.seed, s.first_dealer) for s in plan],
-            limits=asdict(limits),
+            limits={**asdict(limits), "connect_ms": connect_ms or CONNECT_MS},
             nightly=nightly,
             tournament_id=tid,
         )
@@ -153,6 +154,7 @@ def run_game_set(
         ruleset, tid = tournament.ruleset, tournament.id
         seed, dealer = game_set.seed, game_set.first_dealer
         limits = Limits(**{k: v for k, v in tournament.limits.items() if k in _LIMIT_FIELDS})
+        connect_ms = int(tournament.limits.get("connect_ms", CONNECT_MS))
     timings: list[GameTiming] = []
     try:
         games = [
@@ -168,6 +170,7 @@ def run_game_set(
                 agent_limits=agent_limits,
                 launchers=launchers,
                 agent_game_master=agent_game_master,
+                connect_ms=connect_ms,
                 timings=timings.append,
             )
             for index, seats in enumerate(((a, b, a, b), (b, a, b, a)))

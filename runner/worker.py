@@ -116,13 +116,23 @@ def work_forever(queue: str, *, burst: bool = False) -> int:
                 log.warning("reconnected to Redis at %s", redis_conn.describe())
             wait = 1.0
             worker.work(burst=burst, logging_level="INFO")
+            if burst or _stop_requested(worker):
+                return 0
+            # RQ's loop quits on errors it does not handle (a Redis timeout among them).
+            log.warning("worker loop ended without a stop request; starting it again")
         except (redis.ConnectionError, redis.TimeoutError, redis_conn.RedisUnavailable) as exc:
-            log.warning("lost Redis at %s (%s)", redis_conn.describe(), exc)
-        if worker is not None and (worker._stop_requested or burst):
-            return 0
-        log.warning("Redis unreachable at %s; reconnecting in %.0f s", redis_conn.describe(), wait)
+            if worker is not None and _stop_requested(worker):
+                return 0
+            log.warning(
+                "lost Redis at %s (%s); reconnecting in %.0f s", redis_conn.describe(), exc, wait
+            )
         time.sleep(wait)
         wait = min(wait * 2, _RECONNECT_MAX_WAIT)
+
+
+def _stop_requested(worker: ArenaWorker) -> bool:
+    # RQ sets this date on SIGTERM/SIGINT whether the worker was idle or busy.
+    return worker._stop_requested or worker._shutdown_requested_date is not None
 
 
 class Supervisor:

@@ -40,6 +40,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     create.add_argument("--seed", type=int, default=None, help="seed of the plan (default: random)")
     create.add_argument(
+        "--connect-ms",
+        type=int,
+        default=None,
+        help="how long each agent has to connect to its game before it forfeits (default 20000)",
+    )
+    create.add_argument(
         "--no-enqueue",
         action="store_true",
         help="only store it (a running worker's reconciler will queue it)",
@@ -86,6 +92,7 @@ def _create(args: argparse.Namespace) -> int:
             sets=args.sets,
             ruleset=args.ruleset,
             seed=args.seed,
+            connect_ms=args.connect_ms,
             enqueue=enqueue,
         )
     queued = "stored" if args.no_enqueue else "queued"

@@ -14,6 +14,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     worker.add_argument(
         "--burst", action="store_true", help="one worker process; exit when the queue is empty"
     )
+    worker.add_argument(
+        "--reconcile-every",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how often the reconciler re-enqueues sets missing from Redis (default 15)",
+    )
     worker.set_defaults(func=_run)
 
 
@@ -21,7 +28,7 @@ def _run(args: argparse.Namespace) -> int:
     from arena.config import ConfigError
     from runner import redis_conn
     from runner.queue import queue_name
-    from runner.worker import Supervisor, setup_logging, work_forever
+    from runner.worker import RECONCILE_INTERVAL, Supervisor, setup_logging, work_forever
 
     if args.count < 1:
         raise ConfigError(f"--count {args.count}: run at least one worker")
@@ -30,4 +37,5 @@ def _run(args: argparse.Namespace) -> int:
     queue = args.queue or queue_name()
     if args.burst:
         return work_forever(queue, burst=True)
-    return Supervisor(args.count, queue).run()
+    every = args.reconcile_every or RECONCILE_INTERVAL
+    return Supervisor(args.count, queue, reconcile_every=every).run()

@@ -1,0 +1,137 @@
+"""Tournaments end to end: CLI, Redis, real worker processes, the game master, agents."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from collections.abc import Callable
+
+from arena.storage import open_database, repo
+from arena.storage.models import Fault, Game, GameSet
+from tests.runner.conftest import QUICK, RedisServer, Workers, arena, wait_for
+
+ID = re.compile(r"tournament (t-\S+):")
+
+
+def _create(env: dict[str, str], *args: str) -> str:
+    done = arena(env, "tournament", "create", "--ruleset", QUICK, "--seed", "7", *args)
+    assert done.returncode == 0, done.stderr
+    found = ID.search(done.stdout)
+    assert found, done.stdout
+    return found.group(1)
+
+
+def _state(env: dict[str, str], tid: str) -> str:
+    with open_database(env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        return repo.get_tournament(session, tid).state
+
+
+def _sets(env: dict[str, str], tid: str) -> list[tuple[str, str, int, int]]:
+    """(set id, state, attempts, games stored) per set."""
+    with open_database(env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        out = []
+        for s in repo.list_game_sets(session, tid):
+            games = session.query(Game).filter(Game.game_set_id == s.id).count()
+            out.append((s.id, s.state, s.attempts, games))
+        return out
+
+
+def test_round_robin_plays_to_the_end_and_status_shows_it(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers
+) -> None:
+    register("random", "greedy")
+    tid = _create(arena_env, "--sets", "2")
+    workers.start(count=2)
+    status = arena(arena_env, "tournament", "status", tid, "--follow", "--interval", "0.3",
+                   timeout=120)  # fmt: skip
+    assert status.returncode == 0, status.stderr
+    assert "[##############################]" in status.stdout
+    assert "2/2 sets" in status.stdout and "finished" in status.stdout
+    assert "greedy@1" in status.stdout  # the results table
+    assert [s[1:] for s in _sets(arena_env, tid)] == [("done", 1, 2), ("done", 1, 2)]
+    listing = arena(arena_env, "tournament", "list")
+    assert tid in listing.stdout and "finished" in listing.stdout
+    ratings = arena(arena_env, "ratings", "--ruleset", QUICK)
+    assert ratings.returncode == 0, ratings.stderr
+    assert "greedy@1" in ratings.stdout and "random@1" in ratings.stdout
+    assert "±" in ratings.stdout
+
+
+def test_sigkill_of_a_worker_mid_game_reruns_the_set_and_records_it_once(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers
+) -> None:
+    from rq import Worker
+    from rq.serializers import JSONSerializer
+
+    from runner.redis_conn import connect
+    from runner.queue import arena_queue
+
+    register("slow", "random")
+    tid = _create(arena_env, "--sets", "1")
+    workers.start(count=1)
+    connection = connect(arena_env["ARENA_REDIS_URL"])
+    queue = arena_queue(connection, arena_env["ARENA_QUEUE"])
+    busy: list[Worker] = []
+
+    def playing() -> bool:
+        busy[:] = [
+            w
+            for w in Worker.all(queue=queue, serializer=JSONSerializer)
+            if w.get_current_job_id()
+        ]
+        return bool(busy)
+
+    wait_for(playing, 30, "a worker to start the set")
+    wait_for(lambda: _sets(arena_env, tid)[0][1] == "running", 10, "the set to run")
+    os.kill(busy[0].pid, signal.SIGKILL)
+    wait_for(lambda: _state(arena_env, tid) == "finished", 90, "the tournament to finish")
+    [(_, state, attempts, games)] = _sets(arena_env, tid)
+    assert (state, games) == ("done", 2)
+    assert attempts >= 2, "the killed attempt and the one that finished"
+    assert "WorkerLost" in workers.log() or "exited" in workers.log()
+
+
+def test_a_redis_restart_mid_tournament_loses_nothing(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers
+) -> None:
+    server = RedisServer()
+    server.start()
+    env = {**arena_env, "ARENA_REDIS_URL": server.url}
+    workers.env.update(env)
+    try:
+        register("slow", "random", "greedy")
+        tid = _create(env, "--sets", "1")  # 3 pairs, 3 sets
+        workers.start(count=2, reconcile_every=1.0)
+        wait_for(
+            lambda: any(s[1] == "running" for s in _sets(env, tid)), 30, "a set to start"
+        )
+        server.kill()  # no persistence: the queue and every job are gone
+        server.start()
+        wait_for(lambda: _state(env, tid) == "finished", 120, "the tournament to finish")
+        sets = _sets(env, tid)
+        assert [(s[1], s[3]) for s in sets] == [("done", 2)] * 3, sets
+        assert "enqueued again" in workers.log()
+    finally:
+        workers.stop()
+        server.kill()
+
+
+def test_a_bot_that_crashes_every_game_forfeits_and_the_tournament_ends(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers
+) -> None:
+    register("crasher", "random")
+    tid = _create(arena_env, "--sets", "1", "--connect-ms", "4000")
+    workers.start(count=1)
+    wait_for(lambda: _state(arena_env, tid) == "finished", 60, "the tournament to finish")
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        games = session.query(Game).join(GameSet).filter(GameSet.tournament_id == tid).all()
+        assert [g.reason for g in games] == ["forfeit", "forfeit"]
+        crasher = repo.get_version(session, "crasher@1").id
+        for g in games:
+            assert g.seat_ids[g.forfeit_seat] == crasher
+            assert g.winner == 1 - g.forfeit_seat % 2
+        faults = session.query(Fault).filter(Fault.bot_version_id == crasher).all()
+        assert faults and all(f.kind == "crash" for f in faults)
+        assert any("segmentation fault (pretend)" in f.stderr for f in faults)
+        assert any("exited with code 3" in f.detail for f in faults)
