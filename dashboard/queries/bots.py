@@ -108,8 +108,8 @@ def _ratings(session: Session, version_id: int) -> list[dict[str, Any]]:
             "ci_low": r.ci_low,
             "ci_high": r.ci_high,
             "games": r.games,
-            "score": r.score,
-            "score_pct": r.score / r.games if r.games else None,
+            "points": round(r.score * r.games, 1),
+            "score_pct": r.score if r.games else None,
             "forfeits": r.forfeits,
             "last_played": iso(r.last_played),
         }

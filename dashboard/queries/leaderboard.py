@@ -112,8 +112,9 @@ def _row(
         "ci_high": finite(ci[1]),
         "elo": elo,
         "games": games,
-        "score": score,
-        "score_pct": score / games if games else None,
+        # The rater stores the score as a fraction of the games (runner/ratings_update.py).
+        "points": round(score * games, 1),
+        "score_pct": score if games else None,
         "forfeits": forfeits,
         "last_played": iso(last_played),
         "history": history,
@@ -194,7 +195,7 @@ def _computed(session: Session, ruleset: str) -> list[dict[str, Any]]:
                 bt=fitted.rating if fitted else None,
                 ci=(fitted.lower, fitted.upper) if fitted else (None, None),
                 games=games[vid],
-                score=score[vid],
+                score=score[vid] / games[vid],
                 forfeits=forfeits.get(vid, 0),
                 last_played=last.get(vid),
                 history=[

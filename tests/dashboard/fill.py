@@ -200,7 +200,7 @@ def _rate(db: Database, results: list[tuple[str, str, float, str]]) -> None:
             ci_low=fit.ratings[ref].lower,
             ci_high=fit.ratings[ref].upper,
             games=games[ref],
-            score=score[ref],
+            score=score[ref] / games[ref],  # a fraction, as runner/ratings_update.py writes it
         )
         for ref in games
     ]

@@ -71,7 +71,8 @@ def test_leaderboard_uses_the_stored_ratings(client: FlaskClient) -> None:
     assert [r["rank"] for r in rows] == [1, 2, 3]
     assert {r["bot"] for r in rows} == {"greedy", "random", XSS_NAME}
     assert all(r["games"] == 4 for r in rows)  # 3 bots, one duplicate set per pair
-    assert sum(r["score"] for r in rows) == pytest.approx(6.0)
+    assert sum(r["points"] for r in rows) == pytest.approx(6.0)
+    assert all(r["score_pct"] == pytest.approx(r["points"] / 4) for r in rows)
     bts = [r["bt"] for r in rows]
     assert bts == sorted(bts, reverse=True)
     assert all(r["ci_low"] < r["bt"] < r["ci_high"] for r in rows)
@@ -101,8 +102,22 @@ def test_leaderboard_fallback_matches_a_fresh_rating(tmp_path) -> None:  # type:
     assert data["source"] == "computed" and data["ruleset"] == RULESET
     assert {r["bot"] for r in data["rows"]} == {"greedy", "random", XSS_NAME}
     assert all(r["games"] == 4 and r["last_played"] for r in data["rows"])
-    assert sum(r["score"] for r in data["rows"]) == pytest.approx(6.0)
+    assert sum(r["points"] for r in data["rows"]) == pytest.approx(6.0)
     assert all(r["bt"] is not None and len(r["history"]) == 4 for r in data["rows"])
+    # Once the workers' rater writes its table, the page shows the same numbers from it.
+    from runner.ratings_update import update_ratings
+
+    db = open_database(url)
+    with db.session() as s:
+        update_ratings(s, RULESET)
+    db.dispose()
+    stored = _json(client, "/api/leaderboard")
+    assert stored["source"] == "ratings"
+    for mine, theirs in zip(data["rows"], stored["rows"], strict=True):
+        assert mine["bot"] == theirs["bot"] and mine["games"] == theirs["games"]
+        for key in ("elo", "bt", "ci_low", "ci_high", "score_pct", "points"):
+            assert mine[key] == pytest.approx(theirs[key]), key
+        assert mine["last_played"] == theirs["last_played"]
 
 
 def test_bot_page_has_manifest_history_head_to_head_and_faults(client: FlaskClient) -> None:

@@ -1,0 +1,283 @@
+"""The dashboard in headless Chromium against the real waitress server: pages, live progress,
+the replay viewer's controls and perspectives, and user text shown as text."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.storage import open_database, repo
+from arena.storage.repo import GameResult
+from tests.dashboard.conftest import LiveServer
+from tests.dashboard.fill import (
+    FINISHED_TOURNAMENT,
+    RUNNING_TOURNAMENT,
+    XSS_NAME,
+    XSS_NOTE,
+    play,
+)
+from tests.dashboard.oracle import hands_after_decisions
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+GAME = f"{FINISHED_TOURNAMENT}-set-00001-g0"  # greedy (seats 0, 2) against the XSS-named bot
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="Debian's chromium is not installed at /usr/bin/chromium (scripts/test installs it)",
+)
+
+
+@dataclass
+class Tab:
+    """A page, plus every dialog and script error it raised (there must be none)."""
+
+    page: Any
+    dialogs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Tab]:
+    context = browser.new_context(viewport={"width": 1360, "height": 1000})
+    found = Tab(context.new_page())
+
+    def on_dialog(dialog: Any) -> None:
+        found.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    found.page.on("dialog", on_dialog)
+    found.page.on("pageerror", lambda exc: found.errors.append(str(exc)))
+    yield found
+    context.close()
+    assert found.dialogs == [], "a dialog fired: user text ran as script"
+    assert found.errors == []
+
+
+def _replay_state(page: Any) -> dict[str, Any]:
+    state: dict[str, Any] = page.evaluate(
+        """() => {
+            const root = document.getElementById('replay');
+            return {
+                frame: Number(root.dataset.frame),
+                kind: root.dataset.kind,
+                hand: Number(root.dataset.hand),
+                decisions: Number(root.dataset.decisions),
+                perspective: root.dataset.perspective,
+                cards: Array.from(document.querySelectorAll('[data-card]'))
+                    .filter(e => e.offsetParent !== null).map(e => e.dataset.card),
+                backs: Array.from(document.querySelectorAll('.seat')).map(
+                    s => s.querySelectorAll('.card.back').length),
+                scores: [0, 1].map(t => document.getElementById('score-' + t).textContent),
+                text: document.getElementById('replay').innerText,
+            };
+        }"""
+    )
+    return state
+
+
+def _open_replay(tab: Tab, base: str, game_id: str) -> None:
+    tab.page.goto(f"{base}/games/{game_id}/replay")
+    tab.page.wait_for_selector("#replay.ready")
+
+
+def test_leaderboard_shows_bot_names_as_text(tab: Tab, live_server: LiveServer) -> None:
+    page = tab.page
+    page.goto(live_server.base + "/")
+    rows = page.locator("table.leaderboard tbody tr")
+    assert rows.count() == 3
+    link = page.get_by_role("link", name=XSS_NAME)
+    assert link.is_visible()
+    assert page.locator("img").count() == 0
+    assert page.locator("svg.spark").count() == 3
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "leaderboard.png"), full_page=True)
+    link.click()
+    page.wait_for_selector("h1 .bot")
+    assert page.locator("h1 .bot").inner_text() == XSS_NAME
+    assert page.locator("svg.chart").count() == 1
+    assert page.locator("img").count() == 0
+
+
+def test_tournament_page_has_a_shaded_crosstable(tab: Tab, live_server: LiveServer) -> None:
+    page = tab.page
+    page.goto(live_server.base + "/tournaments")
+    page.get_by_role("link", name=FINISHED_TOURNAMENT).click()
+    page.wait_for_selector("#crosstable")
+    cells = page.locator("table.cross td.los")
+    assert cells.count() == 6
+    styles = [cells.nth(i).get_attribute("style") or "" for i in range(6)]
+    assert all("background-color" in s for s in styles)
+    assert page.locator("#games a[href$='/replay']").count() == 6
+    assert page.locator("#state").inner_text() == "finished"
+
+
+def test_replay_steps_to_the_recorded_result(tab: Tab, live_server: LiveServer) -> None:
+    page = tab.page
+    record = live_server.site.filled.records[GAME]
+    lines = [json.loads(line) for line in record.splitlines()]
+    _open_replay(tab, live_server.base, GAME)
+    assert _replay_state(page)["frame"] == 0
+    page.keyboard.press("End")
+    end = _replay_state(page)
+    assert end["kind"] == "game_end"
+    assert [int(s) for s in end["scores"]] == lines[-1]["scores"]
+    assert str(lines[-1]["scores"][0]) in page.locator("#result").inner_text()
+    page.keyboard.press("ArrowLeft")
+    assert _replay_state(page)["frame"] == end["frame"] - 1
+    page.keyboard.press("Home")
+    assert _replay_state(page)["frame"] == 0
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert _replay_state(page)["frame"] == 2
+    page.select_option("#hand-select", label="2")
+    assert _replay_state(page)["hand"] == 2 and _replay_state(page)["kind"] == "deal"
+    page.keyboard.press(" ")
+    page.wait_for_function(
+        "Number(document.getElementById('replay').dataset.frame) > 1 + "
+        + str(_replay_state(page)["frame"])
+    )
+    page.keyboard.press(" ")
+    assert page.locator("#btn-play").inner_text() == "Play"
+    # A moment in the middle of play, drawn in full, for the screenshot.
+    page.keyboard.press("Home")
+    for _ in range(14):
+        page.keyboard.press("ArrowRight")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "replay.png"), full_page=True)
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2, 3])
+def test_seat_perspective_shows_no_card_of_another_hand(
+    tab: Tab, live_server: LiveServer, seat: int
+) -> None:
+    page = tab.page
+    record = live_server.site.filled.records[GAME]
+    oracle = hands_after_decisions(record)
+    _open_replay(tab, live_server.base, GAME)
+    page.keyboard.press(str(seat + 1))
+    page.wait_for_function(f"document.getElementById('replay').dataset.perspective === '{seat}'")
+    page.keyboard.press("Home")
+    checked = 0
+    while True:
+        state = _replay_state(page)
+        if state["kind"] in ("deal", "decision"):
+            hands = oracle[state["decisions"]]
+            others = set().union(*(hands[s] for s in range(4) if s != seat))
+            leaked = others & set(state["cards"])
+            assert not leaked, (state["frame"], leaked)
+            assert hands[seat] <= set(state["cards"])
+            # Other hands are drawn as backs, one per card; the viewer's own as faces.
+            assert state["backs"] == [0 if s == seat else len(hands[s]) for s in range(4)]
+            checked += 1
+        if state["kind"] == "game_end":
+            break
+        page.keyboard.press("ArrowRight")
+    assert checked > 20
+    page.keyboard.press("0")
+    page.wait_for_function("document.getElementById('replay').dataset.perspective === 'full'")
+    full = _replay_state(page)
+    assert full["frame"] == state["frame"]
+
+
+def test_notes_and_names_in_the_replay_are_text(tab: Tab, live_server: LiveServer) -> None:
+    page = tab.page
+    _open_replay(tab, live_server.base, GAME)
+    for _ in range(6):
+        page.keyboard.press("ArrowRight")
+        if XSS_NOTE in _replay_state(page)["text"]:
+            break
+    else:
+        pytest.fail("the XSS bot's bid note never showed")
+    assert page.locator(".seat-decision .note").filter(has_text="<script>").count() == 1
+    assert page.get_by_role("link", name=XSS_NAME).count() == 2
+    assert page.locator("img").count() == 0
+    # Seat 0 did not know seat 1's note.
+    page.keyboard.press("1")
+    page.wait_for_function("document.getElementById('replay').dataset.perspective === '0'")
+    assert XSS_NOTE not in _replay_state(page)["text"]
+
+
+def test_record_download_through_waitress_is_byte_identical(live_server: LiveServer) -> None:
+    for game_id, record in list(live_server.site.filled.records.items())[:3]:
+        url = f"{live_server.base}/games/{game_id}/record.jsonl"
+        with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - local server
+            assert response.read() == record
+
+
+def test_tournament_progress_updates_without_reload(tab: Tab, live_server: LiveServer) -> None:
+    page = tab.page
+    page.goto(f"{live_server.base}/tournaments/{RUNNING_TOURNAMENT}")
+    assert page.locator("#progress-done").inner_text() == "3"
+    page.evaluate("window.__sameDocument = true")
+    before = page.locator("#standings tbody tr").first.inner_text()
+    _finish_a_pending_set(live_server.site.url)
+    page.wait_for_function(
+        "document.getElementById('progress-done').textContent === '4'", timeout=20_000
+    )
+    page.wait_for_function(
+        "document.querySelectorAll('#games a[href$=\"/replay\"]').length === 8", timeout=10_000
+    )
+    assert page.evaluate("window.__sameDocument") is True  # no reload happened
+    assert page.locator("#progress-queued").inner_text() == "1"
+    assert before  # the standings table was there before and is there after
+    assert page.locator("#standings tbody tr").count() == 3
+
+
+def _finish_a_pending_set(url: str) -> None:
+    """Play and store the first queued set of the running tournament, as a worker would."""
+    db = open_database(url)
+    try:
+        with db.session() as s:
+            queued = repo.list_game_sets(s, RUNNING_TOURNAMENT, state="queued")[0]
+            a, b = queued.bot_a.ref, queued.bot_b.ref
+            set_id, seed, dealer = queued.id, queued.seed, queued.first_dealer
+        results = []
+        for index, seats in enumerate(((a, b, a, b), (b, a, b, a))):
+            names = [s.rsplit("@", 1)[0] for s in seats]
+            game, record, think, decisions = play(
+                names, seed, dealer, repo.game_id(set_id, index), fault_seat=None
+            )
+            results.append(
+                GameResult(
+                    game_index=index,
+                    seats=seats,
+                    scores=(game.scores[0], game.scores[1]),
+                    winner=game.winner,
+                    reason=game.end_reason or "max_hands",
+                    hands=game.hand_number,
+                    record=record,
+                    decisions=decisions,
+                    think_ms=think,
+                )
+            )
+        with db.session() as s:
+            repo.mark_set_running(s, set_id)
+            assert repo.record_game_set_result(s, set_id, results)
+    finally:
+        db.dispose()
