@@ -64,8 +64,8 @@ def test_sigkill_of_a_worker_mid_game_reruns_the_set_and_records_it_once(
     from rq import Worker
     from rq.serializers import JSONSerializer
 
-    from runner.redis_conn import connect
     from runner.queue import arena_queue
+    from runner.redis_conn import connect
 
     register("slow", "random")
     tid = _create(arena_env, "--sets", "1")
@@ -76,15 +76,15 @@ def test_sigkill_of_a_worker_mid_game_reruns_the_set_and_records_it_once(
 
     def playing() -> bool:
         busy[:] = [
-            w
-            for w in Worker.all(queue=queue, serializer=JSONSerializer)
-            if w.get_current_job_id()
+            w for w in Worker.all(queue=queue, serializer=JSONSerializer) if w.get_current_job_id()
         ]
         return bool(busy)
 
     wait_for(playing, 30, "a worker to start the set")
     wait_for(lambda: _sets(arena_env, tid)[0][1] == "running", 10, "the set to run")
-    os.kill(busy[0].pid, signal.SIGKILL)
+    pid = busy[0].pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
     wait_for(lambda: _state(arena_env, tid) == "finished", 90, "the tournament to finish")
     [(_, state, attempts, games)] = _sets(arena_env, tid)
     assert (state, games) == ("done", 2)
@@ -103,9 +103,7 @@ def test_a_redis_restart_mid_tournament_loses_nothing(
         register("slow", "random", "greedy")
         tid = _create(env, "--sets", "1")  # 3 pairs, 3 sets
         workers.start(count=2, reconcile_every=1.0)
-        wait_for(
-            lambda: any(s[1] == "running" for s in _sets(env, tid)), 30, "a set to start"
-        )
+        wait_for(lambda: any(s[1] == "running" for s in _sets(env, tid)), 30, "a set to start")
         server.kill()  # no persistence: the queue and every job are gone
         server.start()
         wait_for(lambda: _state(env, tid) == "finished", 120, "the tournament to finish")
@@ -129,6 +127,7 @@ def test_a_bot_that_crashes_every_game_forfeits_and_the_tournament_ends(
         assert [g.reason for g in games] == ["forfeit", "forfeit"]
         crasher = repo.get_version(session, "crasher@1").id
         for g in games:
+            assert g.forfeit_seat is not None
             assert g.seat_ids[g.forfeit_seat] == crasher
             assert g.winner == 1 - g.forfeit_seat % 2
         faults = session.query(Fault).filter(Fault.bot_version_id == crasher).all()

@@ -1,0 +1,185 @@
+"""Queue mechanics without worker processes: idempotent re-runs, the reconciler, the scheduler's
+single-instance rule, the embedded Redis, status lines."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from arena.storage import Progress, open_database, repo
+from arena.storage.models import Game, Tournament
+from tests.runner.conftest import ARENA, QUICK, ROOT, wait_for
+
+
+def _tournament(env: dict[str, str], sets: int = 1) -> tuple[str, list[str]]:
+    from runner.tournament import create_tournament
+
+    with open_database(env["ARENA_DATABASE_URL"]) as db:
+        t = create_tournament(db, format="round-robin", bots=None, sets=sets, ruleset=QUICK, seed=3)
+        with db.session() as session:
+            return t.id, [s.id for s in repo.list_game_sets(session, t.id)]
+
+
+def test_running_a_set_again_records_exactly_one_result(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    from runner.gm_client import GameMasterClient
+    from runner.tournament import run_game_set
+
+    register("random", "greedy")
+    tid, [set_id] = _tournament(arena_env)
+    with (
+        open_database(arena_env["ARENA_DATABASE_URL"]) as db,
+        GameMasterClient(arena_env["ARENA_GAME_MASTER"]) as client,
+    ):
+        first = run_game_set(db, set_id, client)
+        again = run_game_set(db, set_id, client)
+        assert first.recorded and first.state == "done"
+        assert not again.recorded and again.state == "done"
+        assert again.score_a == first.score_a
+        with db.session() as session:
+            assert session.query(Game).filter(Game.game_set_id == set_id).count() == 2
+            assert repo.get_tournament(session, tid).state == "finished"
+            ratings = repo.get_ratings(session, QUICK)
+            assert sorted(r.games for r in ratings) == [2, 2]
+            history = repo.rating_history(session, "greedy@1", QUICK)
+            assert [h.game_id for h in history] == [f"{set_id}-g0", f"{set_id}-g1"]
+
+
+def test_reconciler_enqueues_sets_missing_from_redis_once(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    from runner import redis_conn
+    from runner.queue import arena_queue
+    from runner.reconcile import reconcile
+
+    register("random", "greedy")
+    _tid, set_ids = _tournament(arena_env, sets=3)  # stored, never enqueued
+    connection = redis_conn.connect()
+    queue = arena_queue(connection)
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        first = reconcile(db, connection)
+        assert first.enqueued == set_ids
+        assert reconcile(db, connection).enqueued == []
+        assert queue.job_ids == set_ids
+        connection.delete(f"rq:job:{set_ids[1]}")  # as if Redis lost it
+        queue.remove(set_ids[1])
+        assert reconcile(db, connection).enqueued == [set_ids[1]]
+
+
+def _scheduler(env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*ARENA, "scheduler"],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def test_only_one_scheduler_runs(arena_env: dict[str, str]) -> None:
+    from runner import redis_conn
+    from runner.scheduler import LOCK_KEY
+
+    connection = redis_conn.connect()
+    if connection.exists(LOCK_KEY):
+        pytest.skip("a scheduler is running on this Redis")
+    first = _scheduler(arena_env)
+    try:
+        wait_for(lambda: connection.exists(LOCK_KEY), 15, "the first scheduler's lock")
+        second = _scheduler(arena_env)
+        out, _ = second.communicate(timeout=30)
+        assert second.returncode == 2
+        assert "a scheduler is already running" in out and "only one may run" in out
+        assert first.poll() is None
+    finally:
+        first.terminate()
+        first.wait(timeout=15)
+    assert not connection.exists(LOCK_KEY), "a stopped scheduler frees the lock"
+
+
+def test_the_nightly_cron_is_read_in_utc_and_enqueues_a_json_job(arena_env: dict[str, str]) -> None:
+    from runner import redis_conn
+    from runner.queue import arena_queue, fetch_job
+    from runner.scheduler import NIGHTLY_JOB, UtcCronJob
+
+    job = UtcCronJob(queue_name=arena_env["ARENA_QUEUE"], func_name=NIGHTLY_JOB, cron="0 2 * * *")
+    when = job.next_enqueue_time
+    assert when is not None and when.tzinfo is not None
+    assert (when.astimezone(UTC).hour, when.minute) == (2, 0)
+    assert timedelta(0) < when - datetime.now(UTC) <= timedelta(days=1)
+    connection = redis_conn.connect()
+    enqueued = job.enqueue(connection)
+    try:
+        fetched = fetch_job(connection, enqueued.id)  # readable with the JSON serializer
+        assert fetched is not None and fetched.func_name == NIGHTLY_JOB
+        assert enqueued.id in arena_queue(connection).job_ids
+    finally:
+        enqueued.delete()
+
+
+def test_status_line_shows_a_bar_counts_and_eta() -> None:
+    from arena.commands.tournament import progress_bar, status_line
+
+    assert progress_bar(1, 1, 4, width=8) == "[##xx....]"
+    now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    t = Tournament(id="t-x", state="running", started=now - timedelta(seconds=60), finished=None)
+    line = status_line(t, Progress(total=4, done=1, running=1, queued=2), now=now)
+    assert line.startswith("[" + "#" * 8 + "." * 22 + "]")
+    assert "1/4 sets" in line and "25%" in line and "1 running" in line
+    assert "elapsed 1m00s" in line and "ETA 3m00s" in line
+
+
+def test_unreachable_redis_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner import redis_conn
+
+    monkeypatch.setenv("ARENA_REDIS_URL", "redis://127.0.0.1:1/0")
+    with pytest.raises(redis_conn.RedisUnavailable) as caught:
+        redis_conn.connect()
+    message = str(caught.value)
+    assert "cannot reach Redis at redis://127.0.0.1:1/0" in message
+    assert "start redis-server or unset ARENA_REDIS_URL to use the embedded one" in message
+
+
+_EMBEDDED = """
+import os, sys, time
+from runner import redis_conn
+client = redis_conn.connect()
+client.incr("hits")
+print(client.connection_pool.connection_kwargs["path"], flush=True)
+time.sleep(float(sys.argv[1]))
+"""
+
+
+def test_embedded_redis_is_shared_by_processes_and_stops_with_the_last(tmp_path: Path) -> None:
+    from runner import redis_conn
+
+    env = {**os.environ, "ARENA_DATA_DIR": str(tmp_path), "ARENA_REDIS_URL": ""}
+
+    def start(seconds: float) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-c", _EMBEDDED, str(seconds)],
+            env=env, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+        )  # fmt: skip
+
+    long = start(3)
+    assert long.stdout is not None
+    socket_path = long.stdout.readline().strip()
+    short = start(0)
+    out, _ = short.communicate(timeout=30)
+    assert out.strip() == socket_path, "the second process used the same server"
+    assert redis_conn.embedded_socket(tmp_path) == socket_path, "still running for the first"
+    long.wait(timeout=30)
+    deadline = time.monotonic() + 5
+    while os.path.exists(socket_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(socket_path), "the last process out stopped it"
+    assert (tmp_path / redis_conn.EMBEDDED_RDB).exists(), "its data was saved"
