@@ -212,7 +212,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", action="store_true")
     args = parser.parse_args(argv)
     setup_logging()
+    preload()
     return work_forever(args.queue, burst=args.burst)
+
+
+def preload() -> None:
+    """Import what jobs use before forking: each work horse then starts warm, not in 0.5 s."""
+    import arena._proto.sixtythree.v1.arena_pb2_grpc  # noqa: F401
+    import runner.jobs  # noqa: F401
+    import runner.tournament  # noqa: F401
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ def test_sigkill_of_a_worker_mid_game_reruns_the_set_and_records_it_once(
 ) -> None:
     from rq import Worker
     from rq.serializers import JSONSerializer
+    from rq.worker import BaseWorker
 
     from runner.queue import arena_queue
     from runner.redis_conn import connect
@@ -72,7 +73,7 @@ def test_sigkill_of_a_worker_mid_game_reruns_the_set_and_records_it_once(
     workers.start(count=1)
     connection = connect(arena_env["ARENA_REDIS_URL"])
     queue = arena_queue(connection, arena_env["ARENA_QUEUE"])
-    busy: list[Worker] = []
+    busy: list[BaseWorker] = []
 
     def playing() -> bool:
         busy[:] = [

@@ -1,0 +1,177 @@
+"""Tournament throughput: the same small round robin with 1 and with 2 workers.
+
+Prints games per minute for each, the speedup, and the share of the workers' wall time spent
+outside games (dequeueing, starting and stopping agents, storing results, ratings). A game
+here is the span from OpenGame to its result, agents' start-up included.
+
+    .venv/bin/python bench/tournament.py [--sets 12] [--hands 3] [--workers 1,2]
+
+Uses ARENA_REDIS_URL if set, else the embedded Redis in a temporary data directory; a game
+master is started on a free port; SQLite in the temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+ARENA = [sys.executable, "-m", "arena.cli"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_game_master(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    address = f"127.0.0.1:{_free_port()}"
+    gm = subprocess.Popen(
+        [*ARENA, "gamemaster", "--listen", address, "--log-level", "WARNING"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+    )
+    assert gm.stdout is not None
+    line = gm.stdout.readline()
+    if "listening" not in line:
+        raise SystemExit(f"the game master did not start: {line!r}")
+    return gm, address
+
+
+def _run(env: dict[str, str], workers: int, sets: int, ruleset: str) -> dict[str, Any]:
+    from arena.storage import open_database, repo
+    from runner import redis_conn
+    from runner.queue import arena_queue, enqueue_game_sets, fetch_job
+    from runner.tournament import create_tournament
+
+    os.environ.update(env)
+    queue_name = f"bench-{workers}-{os.getpid()}"
+    connection = redis_conn.connect()
+    queue = arena_queue(connection, queue_name)
+    log = open(Path(env["ARENA_DATA_DIR"]) / f"workers-{workers}.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [*ARENA, "worker", "--count", str(workers), "--queue", queue_name],
+        env=env,
+        stdout=log,
+        stderr=log,
+        cwd=ROOT,
+    )
+    try:
+        time.sleep(2.0)  # let the workers start: the clock measures playing, not booting
+        with open_database(env["ARENA_DATABASE_URL"]) as db:
+            started = time.monotonic()
+            tournament = create_tournament(
+                db,
+                format="round-robin",
+                bots=None,
+                sets=sets,
+                ruleset=ruleset,
+                seed=63,
+                enqueue=lambda ids: enqueue_game_sets(queue, ids),
+            )
+            while True:
+                with db.session() as session:
+                    progress = repo.tournament_progress(session, tournament.id)
+                if progress.finished:
+                    break
+                time.sleep(0.05)
+            wall = time.monotonic() - started
+            with db.session() as session:
+                set_ids = [s.id for s in repo.list_game_sets(session, tournament.id)]
+                failed = progress.failed
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+    in_game = 0.0
+    games = 0
+    for set_id in set_ids:
+        job = fetch_job(connection, set_id)
+        result = job.return_value() if job is not None else None
+        if not isinstance(result, dict):
+            continue
+        for timing in result.get("timings", []):
+            in_game += timing["play_s"]
+            games += 1
+    capacity = wall * workers
+    return {
+        "workers": workers,
+        "sets": len(set_ids),
+        "failed": failed,
+        "games": games,
+        "wall_s": wall,
+        "games_per_min": 60.0 * games / wall,
+        "outside_games": max(0.0, 1.0 - in_game / capacity),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", type=int, default=12, help="duplicate sets in the round robin")
+    parser.add_argument("--hands", type=int, default=3, help="max_hands of the ruleset")
+    parser.add_argument("--workers", default="1,2", help="worker counts to compare")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    ruleset = json.dumps({"name": "standard", "max_hands": args.hands})
+    counts = [int(x) for x in args.workers.split(",")]
+
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        env = {
+            **os.environ,
+            "ARENA_DATA_DIR": tmp,
+            "ARENA_DATABASE_URL": f"sqlite:///{tmp}/arena.db",
+            "ARENA_REDIS_URL": os.environ.get("ARENA_REDIS_URL", ""),
+        }
+        os.environ.update(env)
+        from arena.registry import register_bot
+        from arena.storage import open_database
+
+        with open_database(env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+            for name in ("random", "greedy"):
+                register_bot(session, ROOT / "sample_agents" / "bots" / name)
+        gm, address = _start_game_master(env)
+        env["ARENA_GAME_MASTER"] = address
+        try:
+            results = [_run(env, n, args.sets, ruleset) for n in counts]
+        finally:
+            gm.terminate()
+            gm.wait(timeout=30)
+            from runner import redis_conn
+
+            if not env["ARENA_REDIS_URL"]:
+                redis_conn.stop_embedded(Path(tmp))
+
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    print(
+        f"round robin random vs greedy, {args.sets} sets, max_hands {args.hands}, {os.cpu_count()} CPUs"
+    )
+    for r in results:
+        print(
+            f"  {r['workers']} worker(s): {r['games']} games in {r['wall_s']:.1f} s = "
+            f"{r['games_per_min']:.1f} games/min; outside games {100 * r['outside_games']:.1f}% "
+            f"of worker time" + (f"; {r['failed']} sets failed" if r["failed"] else "")
+        )
+    if len(results) >= 2:
+        base = results[0]
+        for r in results[1:]:
+            speedup = r["games_per_min"] / base["games_per_min"]
+            print(f"  speedup {r['workers']} vs {base['workers']} worker(s): {speedup:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
