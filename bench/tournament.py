@@ -156,9 +156,8 @@ def main() -> int:
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(
-        f"round robin random vs greedy, {args.sets} sets, max_hands {args.hands}, {os.cpu_count()} CPUs"
-    )
+    setup = f"{args.sets} sets, max_hands {args.hands}, {os.cpu_count()} CPUs"
+    print(f"round robin random vs greedy, {setup}")
     for r in results:
         print(
             f"  {r['workers']} worker(s): {r['games']} games in {r['wall_s']:.1f} s = "
