@@ -25,9 +25,15 @@ _client: tuple[int, GameMasterClient] | None = None
 
 
 def database() -> Database:
+    """The process's database; a forked work horse reuses its worker's engine, not its sockets."""
     global _database
-    if _database is None or _database[0] != os.getpid():
+    if _database is None:
         _database = (os.getpid(), open_database(database_url()))
+    elif _database[0] != os.getpid():
+        # SQLAlchemy's recipe for fork: drop the inherited pool without closing the parent's
+        # connections; this also spares every job a schema check.
+        _database[1].engine.dispose(close=False)
+        _database = (os.getpid(), _database[1])
     return _database[1]
 
 
