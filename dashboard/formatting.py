@@ -6,8 +6,9 @@ import json
 import math
 from collections.abc import Sequence
 from datetime import datetime
+from urllib.parse import quote
 
-from flask import Flask
+from flask import Flask, request
 
 SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 RED_SUITS = frozenset("HD")
@@ -78,6 +79,48 @@ def sparkline_points(values: Sequence[float], width: float = 120, height: float 
     )
 
 
+def points(value: float | None) -> str:
+    """A score in points: 12 or 12.5."""
+    if value is None:
+        return "—"
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
+
+
+def los_style(los: float | None) -> str:
+    """A cell background shaded by the likelihood of superiority: green above 1/2, red below."""
+    if los is None:
+        return ""
+    alpha = 0.08 + 0.6 * abs(los - 0.5) * 2
+    rgb = "22, 163, 74" if los >= 0.5 else "220, 38, 38"
+    return f"background-color: rgba({rgb}, {alpha:.2f})"
+
+
+def los_class(los: float | None) -> str:
+    """Significant at 95% either way (LOS at least 0.95 or at most 0.05)."""
+    if los is None:
+        return ""
+    return "sig-better" if los >= 0.95 else "sig-worse" if los <= 0.05 else ""
+
+
+def _segment(text: str) -> str:
+    return quote(text, safe="")
+
+
+def bot_url(bot: str, version: str | None = None) -> str:
+    """/bots/NAME[/VERSION]: url_for is too slow for tables of hundreds of links."""
+    tail = f"/{_segment(version)}" if version else ""
+    return f"{request.script_root}/bots/{_segment(bot)}{tail}"
+
+
+def game_url(game_id: str, tail: str = "") -> str:
+    """/games/ID, /games/ID/replay, /games/ID/record.jsonl."""
+    return f"{request.script_root}/games/{_segment(game_id)}{tail}"
+
+
+def tournament_url(tournament_id: str) -> str:
+    return f"{request.script_root}/tournaments/{_segment(tournament_id)}"
+
+
 def init_app(app: Flask) -> None:
     filters = {
         "when": when,
@@ -87,7 +130,12 @@ def init_app(app: Flask) -> None:
         "sparkline_points": sparkline_points,
         "card_rank": card_rank,
         "card_colour": card_colour,
+        "los_style": los_style,
+        "points": points,
+        "los_class": los_class,
     }
     app.jinja_env.filters.update(filters)
     app.jinja_env.globals["SUIT_SYMBOLS"] = SUIT_SYMBOLS
-    app.jinja_env.globals["card_suit"] = card_suit
+    app.jinja_env.globals.update(
+        card_suit=card_suit, bot_url=bot_url, game_url=game_url, tournament_url=tournament_url
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import case, func, or_, select
@@ -11,6 +12,8 @@ from arena.ratings.pairs import likelihood_of_superiority
 from arena.storage import BotVersion, Fault, Game, NotFound, Rating, RatingHistory, repo
 from dashboard.queries.common import iso, version_labels
 from dashboard.queries.games import game_rows
+
+Cache = Callable[[Any, Callable[[], Any]], Any]
 
 CHART_POINTS = 400
 RECENT_GAMES = 20
@@ -44,8 +47,25 @@ def _seat_filter(version_id: int) -> Any:
     )
 
 
+def _games_fingerprint(session: Session, version_id: int) -> tuple[int, ...]:
+    """How many games the version has at each seat: four index-only counts.
+
+    Games are only ever added, so these change exactly when the version's results do and
+    identify its head-to-head table and recent games for the cache.
+    """
+    seats = (Game.seat0_id, Game.seat1_id, Game.seat2_id, Game.seat3_id)
+    return tuple(
+        int(session.scalar(select(func.count()).select_from(Game).where(seat == version_id)) or 0)
+        for seat in seats
+    )
+
+
 def bot_page(
-    session: Session, name: str, version: str | None = None, ruleset: str | None = None
+    session: Session,
+    name: str,
+    version: str | None = None,
+    ruleset: str | None = None,
+    cache: Cache | None = None,
 ) -> dict[str, Any]:
     bot = repo.get_bot(session, name)
     if not bot.versions:
@@ -60,6 +80,22 @@ def bot_page(
         row = found[0]
     ratings = _ratings(session, row.id)
     chosen = ruleset or (ratings[0]["ruleset"] if ratings else None)
+    vid = row.id
+
+    def games_part() -> dict[str, Any]:
+        recent = (
+            select(Game)
+            .where(_seat_filter(vid))
+            .order_by(Game.finished.desc(), Game.id)
+            .limit(RECENT_GAMES)
+        )
+        return {
+            "head_to_head": head_to_head(session, vid),
+            "recent_games": game_rows(session, recent),
+        }
+
+    key = ("bot-games", vid, _games_fingerprint(session, vid))
+    games = cache(key, games_part) if cache else games_part()
     return {
         "bot": bot.name,
         "author": bot.author,
@@ -72,15 +108,8 @@ def bot_page(
         "version": _version_dict(row),
         "ratings": ratings,
         "ruleset": chosen,
-        "history": _history(session, row.id, chosen) if chosen else [],
-        "head_to_head": head_to_head(session, row.id),
-        "recent_games": game_rows(
-            session,
-            select(Game)
-            .where(_seat_filter(row.id))
-            .order_by(Game.finished.desc(), Game.id)
-            .limit(RECENT_GAMES),
-        ),
+        "history": _cached_history(session, vid, chosen, cache) if chosen else [],
+        **games,
         "faults": _faults(session, row.id),
     }
 
@@ -117,21 +146,48 @@ def _ratings(session: Session, version_id: int) -> list[dict[str, Any]]:
     ]
 
 
+def _cached_history(
+    session: Session, version_id: int, ruleset: str, cache: Cache | None
+) -> list[dict[str, Any]]:
+    """History is only appended to, so its last id for the version identifies it."""
+    last = session.scalar(
+        select(func.max(RatingHistory.id)).where(
+            RatingHistory.bot_version_id == version_id, RatingHistory.ruleset == ruleset
+        )
+    )
+    if cache is None:
+        return _history(session, version_id, ruleset)
+    key = ("bot-history", version_id, ruleset, last)
+    found: list[dict[str, Any]] = cache(key, lambda: _history(session, version_id, ruleset))
+    return found
+
+
 def _history(session: Session, version_id: int, ruleset: str) -> list[dict[str, Any]]:
-    """The Elo history, thinned evenly to at most CHART_POINTS points (the last one kept)."""
-    query = (
-        select(RatingHistory.elo, RatingHistory.game_id)
+    """The Elo history, thinned evenly to at most CHART_POINTS points (the last one kept).
+
+    The ids come from the (version, ruleset, id) index alone; only the picked rows are read.
+    """
+    ids = session.scalars(
+        select(RatingHistory.id)
         .where(RatingHistory.bot_version_id == version_id, RatingHistory.ruleset == ruleset)
         .order_by(RatingHistory.id)
-    )
-    points = session.execute(query).all()
-    n = len(points)
+    ).all()
+    n = len(ids)
     if n > CHART_POINTS:
         step = n / CHART_POINTS
         picked = sorted({int(i * step) for i in range(CHART_POINTS)} | {n - 1})
     else:
         picked = list(range(n))
-    return [{"n": i + 1, "elo": round(points[i][0], 1), "game": points[i][1]} for i in picked]
+    wanted = [ids[i] for i in picked]
+    rows = {
+        rid: (elo, game)
+        for rid, elo, game in session.execute(
+            select(RatingHistory.id, RatingHistory.elo, RatingHistory.game_id).where(
+                RatingHistory.id.in_(wanted)
+            )
+        )
+    }
+    return [{"n": i + 1, "elo": round(rows[ids[i]][0], 1), "game": rows[ids[i]][1]} for i in picked]
 
 
 def head_to_head(session: Session, version_id: int) -> list[dict[str, Any]]:

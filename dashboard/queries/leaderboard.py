@@ -35,7 +35,7 @@ def leaderboard(
     """Ranked rows for `ruleset` (default: the most rated one), best Bradley–Terry rating first."""
     available = rulesets(session)
     chosen = ruleset or (available[0] if available else DEFAULT_RULESET)
-    rows = _stored(session, chosen)
+    rows = _stored(session, chosen, cache)
     source = "ratings"
     if not rows:
         source = "computed"
@@ -58,15 +58,34 @@ def _rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def _stored(session: Session, ruleset: str) -> list[dict[str, Any]]:
+def _sparklines(
+    session: Session, version_ids: list[int], ruleset: str, cache: Cache | None
+) -> dict[int, list[float]]:
+    """The last Elo points of each version; history is append-only, so its last id is the key."""
+
+    def compute() -> dict[int, list[float]]:
+        return {vid: _history_tail(session, vid, ruleset) for vid in version_ids}
+
+    if cache is None:
+        return compute()
+    last = session.scalar(select(func.max(RatingHistory.id)))  # a primary-key seek
+    found: dict[int, list[float]] = cache(
+        ("sparklines", ruleset, tuple(version_ids), last), compute
+    )
+    return found
+
+
+def _stored(session: Session, ruleset: str, cache: Cache | None = None) -> list[dict[str, Any]]:
     query = (
         select(Rating, Bot.name, BotVersion.version, Bot.disabled)
         .join(BotVersion, BotVersion.id == Rating.bot_version_id)
         .join(Bot, Bot.id == BotVersion.bot_id)
         .where(Rating.ruleset == ruleset)
     )
+    found = session.execute(query).all()
+    lines = _sparklines(session, sorted(r[0].bot_version_id for r in found), ruleset, cache)
     rows = []
-    for rating, name, version, disabled in session.execute(query):
+    for rating, name, version, disabled in found:
         rows.append(
             _row(
                 rating.bot_version_id,
@@ -80,7 +99,7 @@ def _stored(session: Session, ruleset: str) -> list[dict[str, Any]]:
                 score=rating.score,
                 forfeits=rating.forfeits,
                 last_played=rating.last_played,
-                history=_history_tail(session, rating.bot_version_id, ruleset),
+                history=lines[rating.bot_version_id],
             )
         )
     return _rank(rows)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 
 from dashboard.db import session
 from dashboard.queries.bots import bot_list, bot_page
+from dashboard.views.common import cached
 
 bp = Blueprint("bots", __name__)
 
@@ -21,14 +24,18 @@ def api_index() -> ResponseReturnValue:
     return jsonify(bot_list(session()))
 
 
+def _data(name: str, version: str | None) -> dict[str, Any]:
+    ruleset = request.args.get("ruleset") or None
+    return bot_page(session(), name, version, ruleset, cached("bot-games", 64))
+
+
 @bp.get("/bots/<name>")
 @bp.get("/bots/<name>/<version>")
 def page(name: str, version: str | None = None) -> ResponseReturnValue:
-    data = bot_page(session(), name, version, request.args.get("ruleset") or None)
-    return render_template("bot.html", **data)
+    return render_template("bot.html", **_data(name, version))
 
 
 @bp.get("/api/bots/<name>")
 @bp.get("/api/bots/<name>/<version>")
 def api(name: str, version: str | None = None) -> ResponseReturnValue:
-    return jsonify(bot_page(session(), name, version, request.args.get("ruleset") or None))
+    return jsonify(_data(name, version))

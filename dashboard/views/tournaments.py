@@ -6,6 +6,7 @@ from typing import Any
 
 from flask import Blueprint, jsonify, render_template
 from flask.typing import ResponseReturnValue
+from markupsafe import Markup
 
 from dashboard.db import session
 from dashboard.queries.tournaments import tournament_list, tournament_page, tournament_status
@@ -32,7 +33,15 @@ def _data(tournament_id: str) -> dict[str, Any]:
 
 @bp.get("/tournaments/<tournament_id>")
 def show(tournament_id: str) -> ResponseReturnValue:
-    return render_template("tournament.html", **_data(tournament_id))
+    data = _data(tournament_id)
+    progress = data["progress"]
+    # The tables change only when a set's result is recorded; a 30-bot crosstable is 900
+    # cells, so its HTML (escaped as it is rendered) is kept with the same key as its data.
+    key = ("tournament-html", tournament_id, progress["done"], progress["failed"])
+    tables = cached("tournament-html", 16)(
+        key, lambda: Markup(render_template("_tournament_tables.html", **data))
+    )
+    return render_template("tournament.html", tables=tables, **data)
 
 
 @bp.get("/api/tournaments/<tournament_id>")
