@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,10 +92,11 @@ def start_match(
     *,
     ruleset: str | dict[str, Any] = "standard",
     seed: int = 1,
-    limits: GameLimits | None = None,
+    limits: GameLimits | Mapping[str, int] | None = None,
     first_dealer: int | None = 0,
     names: Sequence[str] | None = None,
     env: dict[str, str] | None = None,
+    seat_env: Sequence[dict[str, str]] | None = None,
 ) -> Match:
     """Open a game and start one process per seat (None leaves a seat empty)."""
     game = client.open_game(
@@ -112,8 +113,9 @@ def start_match(
         log = logdir / f"seat{seat}.stderr"
         logs.append(log)
         log.touch()
+        extra = dict(env or {}, **(seat_env[seat] if seat_env else {}))
         procs.append(
-            None if argv is None else spawn(argv, address, game.tokens[seat], log, **(env or {}))
+            None if argv is None else spawn(argv, address, game.tokens[seat], log, **extra)
         )
     return Match(client, game, procs, logs)
 
