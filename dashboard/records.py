@@ -88,6 +88,7 @@ def parse(data: bytes) -> ParsedRecord:
                 "action": line.get("action"),
                 "ms": line.get("ms"),
                 "fault": line.get("fault"),
+                "note": line.get("note") if isinstance(line.get("note"), str) else None,
             }
             out.decisions.append(decision)
             if line.get("fault"):

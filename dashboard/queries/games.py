@@ -68,6 +68,7 @@ def game_page(session: Session, game_id: str) -> dict[str, Any]:
         },
         "hands_table": record.hands,
         "timing": record.timing(),
+        "decision_log": record.decisions,
         "decision_faults": record.faults,
         "faults": [
             {

@@ -2,23 +2,44 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, jsonify, render_template, request
+import json
+from dataclasses import dataclass
+
+from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 
 from arena.storage import repo
 from dashboard.db import session
 from dashboard.queries.games import game_page
-from dashboard.replay import FULL, PERSPECTIVES, Replay, ReplayError, build_replay
+from dashboard.replay import FULL, PERSPECTIVES, ReplayError, build_replay
 from dashboard.views.common import cached
 
 bp = Blueprint("replay", __name__)
 
 
-def _replay(game_id: str) -> Replay:
+@dataclass(frozen=True)
+class _Served:
+    """A replay as served: each perspective's JSON, encoded once (a few hundred kB each)."""
+
+    hand_starts: list[dict[str, int]]
+    json: dict[str, bytes]
+
+
+def _build(game_id: str, record: bytes) -> _Served:
+    replay = build_replay(game_id, record)
+    encoded = {
+        p: json.dumps(replay.for_perspective(p), ensure_ascii=False, separators=(",", ":")).encode()
+        for p in PERSPECTIVES
+    }
+    return _Served(replay.hand_starts, encoded)
+
+
+def _replay(game_id: str) -> _Served:
     """Records never change once stored, so a replay is cached by game id alone."""
     record = repo.get_game_record(session(), game_id)  # NotFound (404) for an unknown id
-    cache = cached("replay", 32)
-    return cache(game_id, lambda: build_replay(game_id, record))  # type: ignore[no-any-return]
+    cache = cached("replay", current_app.config["REPLAY_CACHE_SIZE"])
+    found: _Served = cache(game_id, lambda: _build(game_id, record))
+    return found
 
 
 @bp.get("/games/<game_id>/replay")
@@ -48,4 +69,4 @@ def api(game_id: str) -> ResponseReturnValue:
         replay = _replay(game_id)
     except ReplayError as exc:
         return jsonify({"error": "Unplayable record", "message": str(exc), "status": 422}), 422
-    return jsonify(replay.for_perspective(perspective))
+    return Response(replay.json[perspective], mimetype="application/json")

@@ -187,6 +187,9 @@ def test_game_page_summarises_hands_timings_and_faults(client: FlaskClient, site
         mine = [a["ms"] for a in actions if a["seat"] == t["seat"]]
         assert t["decisions"] == len(mine) and t["total_ms"] == sum(mine)
         assert t["max_ms"] == max(mine)
+    assert [(d["seat"], d["action"], d["ms"]) for d in data["decision_log"]] == [
+        (a["seat"], a["action"], a["ms"]) for a in actions
+    ]
     assert [f["fault"] for f in data["decision_faults"]] == ["timeout"]
     assert data["faults"][0]["stderr"] == XSS_STDERR
     html = _html(client, f"/games/{FIRST_GAME}")
@@ -226,6 +229,7 @@ def test_user_text_is_escaped_everywhere(client: FlaskClient, site: Site) -> Non
         f"/tournaments/{FINISHED}",
         f"/games/{FIRST_GAME}",
         f"/games/{FIRST_GAME}/replay",
+        f"/games/{FINISHED}-set-00001-g0",
         "/games",
     ]
     for path in pages:
@@ -236,6 +240,10 @@ def test_user_text_is_escaped_everywhere(client: FlaskClient, site: Site) -> Non
     assert "&lt;img src=x onerror=alert(1)&gt;" in _html(client, "/")
     assert "&lt;script&gt;alert(&#39;stderr&#39;)" in _html(client, f"/games/{FIRST_GAME}")
     assert "&lt;em&gt;bot&lt;/em&gt;" in _html(client, "/bots/greedy")
+    noted = _html(client, f"/games/{FINISHED}-set-00001-g0")
+    from markupsafe import escape
+
+    assert str(escape(XSS_NOTE)) in noted
     # The JSON twins carry the text as data; the browser tests check it is shown as text.
     frames = _json(client, f"/api/games/{FINISHED}-set-00001-g0/replay")["frames"]
     assert any(f["decision"] and f["decision"].get("note") == XSS_NOTE for f in frames)
