@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.errors import ArenaError
 
 if TYPE_CHECKING:
-    from arena.game import Game
+    from arena.rulesets import Ruleset
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,16 +25,57 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Play one game of Sixty-three and write its record.\n\n"
             "Seats are given with --players as four comma-separated built-in players\n"
-            "(random, greedy); seat 0 and 2 are team 0, seats 1 and 3 team 1."
+            "(random, greedy), played in this process; or with --seat four times, in seat\n"
+            "order, each a built-in name or any command line that starts an agent. Seats 0\n"
+            "and 2 are team 0, seats 1 and 3 team 1.\n\n"
+            "When a seat is a command (or with --processes), the game runs through a game\n"
+            "master on 127.0.0.1 that this command starts and stops: each seat is its own\n"
+            "process, started with ARENA_GAME_MASTER and ARENA_SEAT_TOKEN, and built-in\n"
+            "names run as `python -m sample_agents.<name>_bot`. A leading `python` in a\n"
+            "command means the arena's Python, a leading `arena` the arena's CLI."
+        ),
+        epilog=(
+            "examples:\n"
+            "  arena play --players greedy,random,greedy,random --seed 7\n"
+            "  arena play --seat greedy --seat 'node sample_agents/js/agent.js' \\\n"
+            "             --seat 'python -m sample_agents.greedy_bot' \\\n"
+            "             --seat 'arena stdio-agent -- python sample_agents/stdio/bot.py'\n"
+            "  arena play --processes --players greedy,greedy,greedy,greedy --mirror\n"
+            '  arena play --ruleset \'{"name": "standard", "max_hands": 3}\' --output g.jsonl'
         ),
     )
-    p.add_argument("--ruleset", default="standard", help="ruleset name (see `arena rulesets`)")
+    p.add_argument(
+        "--ruleset",
+        default="standard",
+        help="ruleset name (see `arena rulesets`) or a JSON object of parameters",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
     p.add_argument("--first-dealer", type=int, choices=range(4), help="default: from the seed")
     p.add_argument(
         "--players",
-        default="greedy,random,greedy,random",
+        default=None,
         help="four comma-separated players for seats 0-3 (default greedy,random,greedy,random)",
+    )
+    p.add_argument(
+        "--seat",
+        action="append",
+        metavar="NAME_OR_COMMAND",
+        help="the player of the next seat (give it 4 times, seats 0-3): a built-in name or an "
+        "agent command line, quoted",
+    )
+    p.add_argument(
+        "--processes",
+        action="store_true",
+        help="run every seat as a process through a local game master, built-in names too",
+    )
+    p.add_argument(
+        "--decision-ms", type=int, help="process seats: time per decision (ARENA_DECISION_MS)"
+    )
+    p.add_argument(
+        "--agent-logs",
+        type=Path,
+        metavar="DIR",
+        help="process seats: keep each seat's output in DIR (default: a temporary directory)",
     )
     p.add_argument("--output", type=Path, help="write the record (JSON lines) to this file")
     p.add_argument(
@@ -64,17 +106,26 @@ def _rulesets(args: argparse.Namespace) -> int:
 def _play(args: argparse.Namespace) -> int:
     from arena.play import play_game
     from arena.record import game_record
-    from arena.rulesets import get_ruleset
     from arena.summary import print_game, print_side_by_side
     from sample_agents import builtin_players
 
-    ruleset = get_ruleset(args.ruleset)
-    names = [n.strip() for n in args.players.split(",")]
+    ruleset = _ruleset_arg(args.ruleset)
     known = builtin_players()
-    if len(names) != 4 or any(n not in known for n in names):
-        raise ArenaError(
-            f"--players needs four of {', '.join(known)} separated by commas, got {args.players!r}"
-        )
+    if args.seat is not None:
+        if args.players is not None:
+            raise ArenaError("give the seats with --players or with --seat, not both")
+        if len(args.seat) != 4:
+            raise ArenaError(f"--seat must be given 4 times (seats 0-3), got {len(args.seat)}")
+        names = list(args.seat)
+    else:
+        players = args.players or "greedy,random,greedy,random"
+        names = [n.strip() for n in players.split(",")]
+        if len(names) != 4 or any(n not in known for n in names):
+            raise ArenaError(
+                f"--players needs four of {', '.join(known)} separated by commas, got {players!r}"
+            )
+    if args.processes or any(n not in known for n in names):
+        return _play_processes(args, ruleset, names, set(known))
     layouts = [names] + ([[names[1], names[0], names[3], names[2]]] if args.mirror else [])
     games, records = [], []
     for g, seats in enumerate(layouts):
@@ -85,26 +136,97 @@ def _play(args: argparse.Namespace) -> int:
     if args.mirror:
         titles = [f"game 1 (seed {args.seed})", "game 2 (partnerships swapped)"]
         print_side_by_side([g.events for g in games], layouts, titles)
-        _print_duplicate(games, layouts)
+        _print_duplicate([g.scores for g in games], layouts)
     else:
         print_game(games[0].events, names, f"{ruleset.name}, seed {args.seed}")
-    if args.output:
-        args.output.write_text(records[0], encoding="utf-8")
-        written = [args.output]
-        if args.mirror:
-            written.append(args.output.with_name(f"{args.output.stem}.mirror{args.output.suffix}"))
-            written[1].write_text(records[1], encoding="utf-8")
-        print("record written to " + " and ".join(str(p) for p in written))
+    _write_records(args, records)
     return 0
 
 
-def _print_duplicate(games: list[Game], layouts: list[list[str]]) -> None:
+def _ruleset_arg(text: str) -> Ruleset:
+    import json
+
+    from arena.rulesets import Ruleset, get_ruleset
+
+    if not text.lstrip().startswith("{"):
+        return get_ruleset(text)
+    try:
+        params = json.loads(text)
+    except ValueError as exc:
+        raise ArenaError(f"--ruleset: not a JSON object: {exc}") from None
+    if not isinstance(params, dict):
+        raise ArenaError("--ruleset: give a name or a JSON object of parameters")
+    return Ruleset.from_parameters(params)
+
+
+def _play_processes(
+    args: argparse.Namespace, ruleset: Ruleset, names: list[str], builtins: set[str]
+) -> int:
+    """The game(s) through a local game master, one agent process per seat."""
+    import json
+
+    from arena.gamemaster.policy import GameLimits
+    from arena.local_match import GameSpec, LocalGameMaster, builtin_seat, command_seat
+    from arena.summary import print_game, print_side_by_side
+
+    specs = [builtin_seat(n) if n in builtins else command_seat(n) for n in names]
+    layouts = [specs] + ([[specs[1], specs[0], specs[3], specs[2]]] if args.mirror else [])
+    games = [
+        GameSpec(ruleset, args.seed, seats, args.first_dealer, f"local-{args.seed}-{g}")
+        for g, seats in enumerate(layouts)
+    ]
+    limits = GameLimits.from_env(connect_ms=30_000)
+    if args.decision_ms is not None:
+        limits = limits.with_overrides(decision_ms=args.decision_ms)
+    with LocalGameMaster(limits) as gm:
+        results = gm.play(games, log_dir=args.agent_logs)
+    events = [[json.loads(line) for line in r.outcome.record.splitlines()[1:]] for r in results]
+    seat_names = [[s.name for s in seats] for seats in layouts]
+    if args.mirror:
+        titles = [f"game 1 (seed {args.seed})", "game 2 (partnerships swapped)"]
+        print_side_by_side(events, seat_names, titles)
+        _print_duplicate([r.outcome.scores for r in results], seat_names)
+    else:
+        print_game(events[0], seat_names[0], f"{ruleset.name}, seed {args.seed}, processes")
+    failed = False
+    for g, result in enumerate(results):
+        failed |= result.outcome.reason == "aborted"
+        for seat, report in enumerate(result.outcome.seats):
+            code = result.exit_codes[seat]
+            if report.faults == 0 and code == 0 and report.connected:
+                continue
+            kinds = ", ".join(f"{n} {k}" for k, n in report.faults_by_kind.items() if n)
+            print(
+                f"game {g + 1} seat {seat} ({seat_names[g][seat]}): "
+                + ("never connected, " if not report.connected else "")
+                + f"{report.faults} fault(s){f' ({kinds})' if kinds else ''}, exit code {code}"
+            )
+            for line in result.stderr(seat).splitlines()[-5:]:
+                print(f"    | {line}")
+        if result.outcome.detail:
+            print(f"game {g + 1}: {result.outcome.reason}: {result.outcome.detail}")
+    _write_records(args, [r.outcome.record for r in results])
+    return 1 if failed else 0
+
+
+def _write_records(args: argparse.Namespace, records: list[str]) -> None:
+    if not args.output:
+        return
+    args.output.write_text(records[0], encoding="utf-8")
+    written = [args.output]
+    if len(records) > 1:
+        written.append(args.output.with_name(f"{args.output.stem}.mirror{args.output.suffix}"))
+        written[1].write_text(records[1], encoding="utf-8")
+    print("record written to " + " and ".join(str(p) for p in written))
+
+
+def _print_duplicate(scores: Sequence[Sequence[int]], layouts: list[list[str]]) -> None:
     """Per player name: its team's score summed over both games (luck of the deal cancels)."""
     totals: dict[str, int] = {}
-    for game, seats in zip(games, layouts, strict=True):
+    for game_scores, seats in zip(scores, layouts, strict=True):
         for seat, name in enumerate(seats[:2]):
             key = f"{name}+{seats[seat + 2]}"
-            totals[key] = totals.get(key, 0) + game.scores[seat % 2]
+            totals[key] = totals.get(key, 0) + game_scores[seat % 2]
     print("duplicate total: " + ", ".join(f"{k} {v}" for k, v in totals.items()))
 
 

@@ -1,0 +1,242 @@
+"""The stdio JSON protocol (docs/protocol-json.md): game master messages as JSON lines and back.
+
+Every line to the bot mirrors one protobuf ServerMessage (field names as in arena.proto) with a
+``type`` naming which one, plus three conveniences for bots without a protobuf library: 64-bit
+numbers are JSON numbers, the phase is a plain word ("auction"), and an absent optional field is
+``null`` rather than missing. Lines from the bot become Reply messages.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from google.protobuf.descriptor import FieldDescriptor
+
+from arena.wire import pb
+
+# The stdio protocol's own version (the JSON shape); bumped only on incompatible changes.
+JSON_PROTOCOL_VERSION = 1
+# A reply line longer than this is cut before it is forwarded (the game master caps messages).
+MAX_REPLY_CHARS = 4000
+_PHASE_WORDS = {
+    pb.PHASE_UNSPECIFIED: "unspecified",
+    pb.PHASE_AUCTION: "auction",
+    pb.PHASE_TRUMP: "trump",
+    pb.PHASE_GIVE: "give",
+    pb.PHASE_KEEP: "keep",
+    pb.PHASE_PLAY: "play",
+    pb.PHASE_GAME_OVER: "game_over",
+}
+
+Line = dict[str, Any]
+
+
+def dumps(line: Line) -> str:
+    """One compact JSON line (no spaces, so simple text tools can match `"type":"decision"`)."""
+    return json.dumps(line, separators=(",", ":"), ensure_ascii=False)
+
+
+def _opt(msg: Any, name: str) -> Any:
+    return getattr(msg, name) if msg.HasField(name) else None
+
+
+def _plain(msg: Any) -> Line:
+    """Any message as a dict of every field (absent optional ones as null), numbers as numbers."""
+    out: Line = {}
+    for field in msg.DESCRIPTOR.fields:
+        value = getattr(msg, field.name)
+        is_message = field.type == FieldDescriptor.TYPE_MESSAGE
+        if _is_repeated(field):
+            out[field.name] = [_plain(v) if is_message else v for v in value]
+        elif field.has_presence and not msg.HasField(field.name):
+            out[field.name] = None
+        else:
+            out[field.name] = _plain(value) if is_message else value
+    return out
+
+
+def _is_repeated(field: FieldDescriptor) -> bool:
+    # protobuf 5+ has is_repeated; 4.x only the label
+    flag = getattr(field, "is_repeated", None)
+    if flag is not None:
+        return bool(flag)
+    return bool(field.label == FieldDescriptor.LABEL_REPEATED)
+
+
+def _trick(msg: pb.Trick) -> Line:
+    return {
+        "leader": msg.leader,
+        "cards": [{"seat": p.seat, "card": p.card} for p in msg.cards],
+        "winner": _opt(msg, "winner"),
+    }
+
+
+def observation(msg: pb.Observation) -> Line:
+    return {
+        "seat": msg.seat,
+        "team": msg.team,
+        "ruleset": msg.ruleset,
+        "hand_number": msg.hand_number,
+        "dealer": msg.dealer,
+        "phase": _PHASE_WORDS.get(msg.phase, "unspecified"),
+        "to_act": _opt(msg, "to_act"),
+        "hand": list(msg.hand),
+        "card_counts": list(msg.card_counts),
+        "stock_count": msg.stock_count,
+        "auction": [{"seat": e.seat, "action": e.action} for e in msg.auction],
+        "high_bid": msg.high_bid,
+        "bidder": _opt(msg, "bidder"),
+        "contract": _opt(msg, "contract"),
+        "trump": _opt(msg, "trump"),
+        "discarded": list(msg.discarded),
+        "drawn": list(msg.drawn),
+        "given": [
+            {"from_seat": g.from_seat, "to_seat": g.to_seat, "cards": list(g.cards)}
+            for g in msg.given
+        ],
+        "out": list(msg.out),
+        "trick": _trick(msg.trick) if msg.HasField("trick") else None,
+        "tricks": [_trick(t) for t in msg.tricks],
+        "points": list(msg.points),
+        "scores": list(msg.scores),
+    }
+
+
+def legal(msg: pb.LegalActions) -> Line:
+    choice = None
+    if msg.HasField("choice"):
+        c = msg.choice
+        choice = {
+            "verb": c.verb,
+            "cards": list(c.cards),
+            "required": list(c.required),
+            "min_count": c.min_count,
+            "max_count": c.max_count,
+        }
+    return {"actions": list(msg.actions), "choice": choice, "fallback": msg.fallback}
+
+
+def limits(msg: pb.Limits) -> Line:
+    return {n: _opt(msg, n) for n in ("decision_ms", "bank_ms", "fault_limit", "connect_ms")}
+
+
+def welcome(msg: pb.Welcome) -> Line:
+    try:
+        params = json.loads(msg.ruleset_json) if msg.ruleset_json else None
+    except ValueError:
+        params = None
+    return {
+        "type": "welcome",
+        "json_protocol": JSON_PROTOCOL_VERSION,
+        "protocol_version": msg.protocol_version,
+        "seat": msg.seat,
+        "team": msg.team,
+        "game_id": msg.game_id,
+        "ruleset": msg.ruleset,
+        "ruleset_params": params,
+        "limits": limits(msg.limits),
+        "agents": list(msg.agents),
+    }
+
+
+def decision(msg: pb.DecisionRequest) -> Line:
+    return {
+        "type": "decision",
+        "request_id": msg.request_id,
+        "decision_ms_left": msg.decision_ms_left,
+        "bank_ms_left": msg.bank_ms_left,
+        "legal": legal(msg.legal),
+        "observation": observation(msg.observation),
+    }
+
+
+def event(msg: pb.GameEvent) -> Line:
+    kind = msg.WhichOneof("event")
+    body: Any = None
+    if kind == "game_end":
+        body = game_end_fields(msg.game_end)
+    elif kind == "trick":
+        body = {"trick": _trick(msg.trick.trick), "points": list(msg.trick.points)}
+    elif kind is not None:
+        body = _plain(getattr(msg, kind))
+    return {
+        "type": "event",
+        "game_id": msg.game_id,
+        "sequence": msg.sequence,
+        "hand": msg.hand,
+        "kind": kind,
+        **({kind: body} if kind else {}),
+    }
+
+
+def fault(msg: pb.FaultNotice) -> Line:
+    return {
+        "type": "fault",
+        "request_id": msg.request_id,
+        "kind": msg.kind,
+        "detail": msg.detail,
+        "fallback": msg.fallback,
+        "faults": msg.faults,
+        "fault_limit": msg.fault_limit,
+    }
+
+
+def game_end_fields(msg: pb.GameEnd) -> Line:
+    return {
+        "scores": list(msg.scores),
+        "winner": _opt(msg, "winner"),
+        "reason": msg.reason,
+        "forfeit_seat": _opt(msg, "forfeit_seat"),
+        "detail": msg.detail,
+    }
+
+
+def to_line(msg: pb.ServerMessage) -> Line | None:
+    """The JSON line for one server message (None for an empty one)."""
+    kind = msg.WhichOneof("kind")
+    if kind == "welcome":
+        return welcome(msg.welcome)
+    if kind == "decision":
+        return decision(msg.decision)
+    if kind == "event":
+        return event(msg.event)
+    if kind == "fault":
+        return fault(msg.fault)
+    if kind == "game_end":
+        return {"type": "game_end", **game_end_fields(msg.game_end)}
+    return None
+
+
+def reply_from_line(text: str, pending: int) -> pb.Reply:
+    """The Reply a bot's output line stands for; never raises.
+
+    A JSON object gives request_id (default: ``pending``, the oldest unanswered request),
+    action, note and error. Anything else is forwarded verbatim as the action text of the
+    pending request, so a bot may answer with a bare action ("pass"), and garbage becomes the
+    game master's "malformed" fault instead of being hidden by the bridge.
+    """
+    text = text.strip()[:MAX_REPLY_CHARS]
+    try:
+        value = json.loads(text) if text.startswith("{") else None
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        return pb.Reply(request_id=pending, action=text)
+    rid = value.get("request_id", pending)
+    if isinstance(rid, str) and rid.isdigit():  # a bot that quoted the id
+        rid = int(rid)
+    if not isinstance(rid, int) or isinstance(rid, bool) or not 0 <= rid < 2**64:
+        rid = pending
+    return pb.Reply(
+        request_id=rid,
+        action=_text(value.get("action")),
+        note=_text(value.get("note")),
+        error=_text(value.get("error")),
+    )
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)

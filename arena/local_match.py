@@ -1,0 +1,263 @@
+"""Games between agent processes on this machine: a private game master, four commands, a result.
+
+What `arena play --seat ...` runs when a seat is a process, and what the interop tests and the
+benchmark use: start a game master on 127.0.0.1 (port 0), open the game(s), launch one process
+per seat with ARENA_GAME_MASTER and ARENA_SEAT_TOKEN, await the result, stop everything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.gamemaster.client import GameMasterClient, GameOutcome
+from arena.gamemaster.policy import GameLimits
+from arena.gamemaster.server import RunningGameMaster, start_in_thread
+from arena.rulesets import Ruleset
+
+_NAMED = re.compile(r"^([A-Za-z0-9._:+-]{1,60})=(.*\S.*)$")
+# Seconds a seat's process may be gone before its game is aborted (a seat that connected and
+# died is a forfeit at once; this catches one that never connected, e.g. a typo in a command).
+EARLY_EXIT_GRACE_S = 3.0
+# Seconds agents have to exit on their own after their game, before their group is killed.
+EXIT_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    """What plays one seat: the name written to the record and the command that starts it."""
+
+    name: str
+    argv: tuple[str, ...]
+
+
+def builtin_seat(name: str) -> SeatSpec:
+    """A built-in player as an agent process (sample_agents/<name>_bot.py through the SDK)."""
+    return SeatSpec(name, (sys.executable, "-m", f"sample_agents.{name}_bot"))
+
+
+def command_seat(command: str, name: str | None = None) -> SeatSpec:
+    """A seat from a command line, as a user types it, optionally ``NAME=COMMAND``.
+
+    A leading ``python``/``python3`` becomes this arena's Python and a leading ``arena`` this
+    arena's CLI, so `--seat 'python -m sample_agents.greedy_bot'` works without an activated venv.
+    Without a NAME, the record names the seat after the script or module it runs.
+    """
+    named = _NAMED.match(command)
+    if named and name is None:
+        name, command = named.group(1), named.group(2)
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise ArenaError(f"cannot read the seat command {command!r}: {exc}") from None
+    if not argv:
+        raise ArenaError("empty seat command")
+    name = name or short_name(argv)
+    if argv[0] in ("python", "python3"):
+        argv[0] = sys.executable
+    elif argv[0] == "arena" and shutil.which("arena") is None:
+        argv[:1] = [sys.executable, "-m", "arena.cli"]
+    return SeatSpec(name, tuple(argv))
+
+
+def short_name(argv: Sequence[str]) -> str:
+    """A readable name for a command: the module after -m, else the last file it names."""
+    argv = list(argv)
+    if "stdio-agent" in argv:
+        bot = argv[argv.index("--") + 1 :] if "--" in argv else argv[-1:]
+        return "stdio:" + short_name(bot or argv)
+    if "-m" in argv[:-1]:
+        return argv[argv.index("-m") + 1].rsplit(".", 1)[-1][:90]
+    files = [w for w in argv[1:] if not w.startswith("-") and ("/" in w or Path(w).suffix)]
+    return Path(files[-1] if files else argv[0]).name[:90]
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """One game to play: ruleset (name, Ruleset or parameters), seed, seats 0..3."""
+
+    ruleset: str | Ruleset | Mapping[str, Any]
+    seed: int | str
+    seats: Sequence[SeatSpec]
+    first_dealer: int | None = None
+    game_id: str = ""
+
+
+@dataclass
+class MatchResult:
+    """A finished game and how its agent processes ended."""
+
+    outcome: GameOutcome
+    exit_codes: list[int | None]
+    logs: list[Path] = field(default_factory=list)
+
+    def stderr(self, seat: int) -> str:
+        try:
+            return self.logs[seat].read_text(encoding="utf-8", errors="replace")
+        except (IndexError, OSError):
+            return ""
+
+
+class LocalGameMaster:
+    """A game master in a background thread plus a client of its admin calls."""
+
+    def __init__(self, limits: GameLimits | None = None, address: str = "127.0.0.1:0") -> None:
+        self.server: RunningGameMaster = start_in_thread(
+            address, limits=limits or GameLimits.from_env(), admin_token=None
+        )
+        self.address = self.server.address
+        self.client = GameMasterClient(self.address, admin_token="")
+        self.client.wait_ready()
+
+    def close(self) -> None:
+        self.client.close()
+        self.server.stop()
+
+    def __enter__(self) -> LocalGameMaster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def play(self, games: Sequence[GameSpec], **options: Any) -> list[MatchResult]:
+        return play_games(self.client, self.address, games, **options)
+
+
+def _spawn(
+    argv: Sequence[str], address: str, token: str, log: Path, env: Mapping[str, str] | None
+) -> subprocess.Popen[bytes]:
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    full_env["ARENA_GAME_MASTER"] = address
+    full_env["ARENA_SEAT_TOKEN"] = token
+    with log.open("wb") as err:
+        try:
+            return subprocess.Popen(
+                list(argv),
+                env=full_env,
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                start_new_session=True,  # its own group: killed with its children at the end
+            )
+        except OSError as exc:
+            raise ArenaError(f"cannot start {shlex.join(argv)!r}: {exc}") from None
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def play_games(
+    client: GameMasterClient,
+    address: str,
+    games: Sequence[GameSpec],
+    *,
+    limits: GameLimits | None = None,
+    log_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> list[MatchResult]:
+    """Play the games at the same time on the game master at ``address``; results in order.
+
+    Each seat's stdout and stderr go to ``log_dir/<game>-seat<N>.log`` (a fresh temporary
+    directory by default). A game whose agent process exits before connecting is aborted.
+    """
+    logs_at = log_dir or Path(tempfile.mkdtemp(prefix="arena-match-"))
+    logs_at.mkdir(parents=True, exist_ok=True)
+    opened, procs, logs = [], [], []
+    try:
+        for number, spec in enumerate(games):
+            if len(spec.seats) != 4:
+                raise ArenaError(f"a game needs 4 seats, got {len(spec.seats)}")
+            game = client.open_game(
+                spec.ruleset,
+                spec.seed,
+                first_dealer=spec.first_dealer,
+                agents=[s.name for s in spec.seats],
+                limits=limits,
+                game_id=spec.game_id,
+            )
+            opened.append(game)
+            seat_logs = [logs_at / f"{spec.game_id or number}-seat{s}.log" for s in range(4)]
+            logs.append(seat_logs)
+            procs.append(
+                [
+                    _spawn(seat.argv, address, game.tokens[s], seat_logs[s], env)
+                    for s, seat in enumerate(spec.seats)
+                ]
+            )
+        outcomes = _await_all(client, [g.game_id for g in opened], procs, timeout)
+    except BaseException:
+        for game in opened:
+            # The game master may be gone too; the processes die below either way.
+            with contextlib.suppress(Exception):
+                client.abort_game(game.game_id, timeout=10)
+        for group in procs:
+            for p in group:
+                _kill_group(p)
+        raise
+    results = []
+    for outcome, group, seat_logs in zip(outcomes, procs, logs, strict=True):
+        results.append(MatchResult(outcome, _reap(group), seat_logs))
+    return results
+
+
+def _await_all(
+    client: GameMasterClient,
+    game_ids: Sequence[str],
+    procs: Sequence[Sequence[subprocess.Popen[bytes]]],
+    timeout: float | None,
+) -> list[GameOutcome]:
+    """Wait for every game, aborting one whose agent exited without playing it."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    with ThreadPoolExecutor(max_workers=max(1, len(game_ids))) as pool:
+        futures: list[Future[GameOutcome]] = [
+            pool.submit(client.await_game, gid, timeout) for gid in game_ids
+        ]
+        exited_at: dict[tuple[int, int], float] = {}
+        while not all(f.done() for f in futures):
+            now = time.monotonic()
+            if deadline is not None and now > deadline:
+                raise ArenaError(f"the games did not end within {timeout:g} s")
+            for g, (future, group) in enumerate(zip(futures, procs, strict=True)):
+                if future.done():
+                    continue
+                for s, p in enumerate(group):
+                    code = p.poll()
+                    if code is None:
+                        continue
+                    since = exited_at.setdefault((g, s), now)
+                    if now - since > EARLY_EXIT_GRACE_S:
+                        client.abort_game(game_ids[g], timeout=10)
+                        break
+            time.sleep(0.02)
+        return [f.result() for f in futures]
+
+
+def _reap(group: Sequence[subprocess.Popen[bytes]]) -> list[int | None]:
+    deadline = time.monotonic() + EXIT_GRACE_S
+    codes: list[int | None] = []
+    for p in group:
+        try:
+            codes.append(p.wait(max(0.05, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            codes.append(None)
+        _kill_group(p)  # children it left behind (a bridge's bot, say)
+    return codes

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""A stdio bot that misbehaves on purpose: `misbehaving_stdio.py MODE [N]` (standard library only).
+
+Modes: garbage (N unreadable lines, then fallbacks), bare (fallbacks as bare text, no JSON),
+exit (answer N decisions, then exit with code 1), silent (read, never answer), deaf (never read
+stdin, never answer).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+
+def main() -> int:
+    mode = sys.argv[1]
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+    if mode == "deaf":
+        time.sleep(3600)
+        return 0
+    answered = 0
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg["type"] == "game_end":
+            return 0
+        if msg["type"] != "decision":
+            continue
+        fallback = msg["legal"]["fallback"]
+        if mode == "garbage" and answered < n:
+            print("this is not { json", flush=True)
+        elif mode == "bare":
+            print(fallback, flush=True)
+        elif mode == "exit" and answered >= n:
+            print("misbehaving_stdio: exiting mid-game", file=sys.stderr)
+            return 1
+        elif mode == "silent":
+            pass
+        else:
+            print(json.dumps({"request_id": msg["request_id"], "action": fallback}), flush=True)
+        answered += 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""The stdio bridge: its JSON lines, and bots that misbehave (the game master's policy applies)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arena.bridge import messages
+from arena.bridge.stdio import EXIT_BOT
+from arena.gamemaster.policy import GameLimits
+from arena.local_match import GameSpec, LocalGameMaster, SeatSpec
+from arena.verify import verify_text
+from arena.wire import pb
+from tests.interop.agents import PY_GREEDY, PY_RANDOM, bridge, misbehaving
+
+SHORT = {"name": "standard", "max_hands": 1}
+
+
+def _records(record: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in record.splitlines()]
+
+
+# ----------------------------------------------------------------------------- reply lines
+
+
+@pytest.mark.parametrize(
+    ("line", "pending", "expected"),
+    [
+        ('{"request_id": 7, "action": "play KH", "note": "n"}', 3, (7, "play KH", "n", "")),
+        ('{"action": "pass"}', 3, (3, "pass", "", "")),  # no id: the oldest unanswered request
+        ('{"request_id": "9", "action": "pass"}', 3, (9, "pass", "", "")),
+        ('{"request_id": 4, "error": "boom"}', 3, (4, "", "", "boom")),
+        ('{"request_id": -1, "action": "pass"}', 3, (3, "pass", "", "")),
+        ("bid 45", 3, (3, "bid 45", "", "")),  # bare action text
+        ("not json {", 3, (3, "not json {", "", "")),  # forwarded: a "malformed" fault there
+        ('{"request_id": 7, "action": ["play", "KH"]}', 3, (7, '["play", "KH"]', "", "")),
+        ("[1, 2]", 0, (0, "[1, 2]", "", "")),
+    ],
+)
+def test_a_bot_line_becomes_the_reply_it_stands_for(
+    line: str, pending: int, expected: tuple[int, str, str, str]
+) -> None:
+    reply = messages.reply_from_line(line, pending)
+    assert (reply.request_id, reply.action, reply.note, reply.error) == expected
+
+
+def test_decision_lines_carry_the_whole_observation_with_nulls_for_absent_fields() -> None:
+    msg = pb.ServerMessage()
+    d = msg.decision
+    d.request_id = 2**40
+    d.legal.actions.extend(["pass", "bid 40"])
+    d.legal.fallback = "pass"
+    d.observation.phase = pb.PHASE_AUCTION
+    d.observation.hand.extend(["AS", "JO"])
+    line = messages.to_line(msg)
+    assert line is not None
+    assert line["type"] == "decision" and line["request_id"] == 2**40
+    assert line["legal"] == {"actions": ["pass", "bid 40"], "choice": None, "fallback": "pass"}
+    obs = line["observation"]
+    assert obs["phase"] == "auction" and obs["hand"] == ["AS", "JO"]
+    assert obs["trump"] is None and obs["bidder"] is None and obs["trick"] is None
+    assert messages.dumps(line).startswith('{"type":"decision","request_id":1099511627776,')
+
+
+def test_event_lines_name_their_kind_and_keep_every_field() -> None:
+    msg = pb.ServerMessage()
+    msg.event.sequence = 5
+    msg.event.trick.trick.leader = 2
+    msg.event.trick.trick.cards.add(seat=2, card="KH")
+    msg.event.trick.points.extend([25, 0])
+    line = messages.to_line(msg)
+    assert line == {
+        "type": "event",
+        "game_id": "",
+        "sequence": 5,
+        "hand": 0,
+        "kind": "trick",
+        "trick": {
+            "trick": {"leader": 2, "cards": [{"seat": 2, "card": "KH"}], "winner": None},
+            "points": [25, 0],
+        },
+    }
+
+
+# ----------------------------------------------------------------------------- misbehaving bots
+
+
+def test_a_bot_that_prints_garbage_gets_malformed_faults_and_the_game_goes_on(
+    local_gm: LocalGameMaster,
+) -> None:
+    seats = [misbehaving("garbage", "2"), PY_RANDOM, PY_GREEDY, PY_RANDOM]
+    (result,) = local_gm.play([GameSpec(SHORT, 3, seats)], timeout=120)
+    outcome = result.outcome
+    assert outcome.reason == "max_hands", outcome.detail
+    faults = [r for r in _records(outcome.record) if "fault" in r]
+    assert [(r["seat"], r["fault"]) for r in faults] == [(0, "malformed"), (0, "malformed")]
+    assert all("'this is not { json' is not an action" in str(r["detail"]) for r in faults)
+    assert outcome.seats[0].faults_by_kind["malformed"] == 2
+    assert result.exit_codes == [0, 0, 0, 0], result.stderr(0)
+    assert verify_text(outcome.record).faults == 2
+    assert "fault 2/5 (malformed)" in result.stderr(0)  # the bridge logs what the bot was told
+
+
+def test_a_bot_that_answers_with_bare_action_text_plays_without_faults(
+    local_gm: LocalGameMaster,
+) -> None:
+    seats = [PY_RANDOM, misbehaving("bare"), PY_RANDOM, misbehaving("bare")]
+    (result,) = local_gm.play([GameSpec(SHORT, 4, seats)], timeout=120)
+    assert result.outcome.reason == "max_hands", result.outcome.detail
+    assert verify_text(result.outcome.record).faults == 0
+    assert result.exit_codes == [0, 0, 0, 0]
+
+
+def test_a_bot_that_exits_mid_game_forfeits_and_the_bridge_says_so(
+    local_gm: LocalGameMaster,
+) -> None:
+    seats = [PY_GREEDY, misbehaving("exit", "3"), PY_GREEDY, PY_RANDOM]
+    (result,) = local_gm.play([GameSpec("standard", 6, seats)], timeout=120)
+    outcome = result.outcome
+    assert (outcome.reason, outcome.forfeit_seat, outcome.winner) == ("forfeit", 1, 0)
+    assert "crash" in outcome.detail
+    assert outcome.seats[1].decisions == 4  # answered 3, left while asked the 4th
+    forfeit = [r for r in _records(outcome.record) if r.get("event") == "forfeit"]
+    assert len(forfeit) == 1 and forfeit[0]["seat"] == 1
+    verify_text(outcome.record)
+    assert result.exit_codes[1] == EXIT_BOT
+    assert "exited with code 1 before the game ended" in result.stderr(1)
+    assert "exiting mid-game" in result.stderr(1)  # the bot's stderr passes through
+    assert result.exit_codes[0] == result.exit_codes[2] == result.exit_codes[3] == 0
+
+
+def test_a_bot_that_never_answers_times_out_to_a_forfeit_and_is_killed() -> None:
+    limits = GameLimits(decision_ms=100, bank_ms=100, fault_limit=3, connect_ms=30000)
+    seats = [PY_RANDOM, PY_RANDOM, misbehaving("silent"), misbehaving("deaf")]
+    with LocalGameMaster(limits) as gm:
+        (result,) = gm.play([GameSpec("standard", 7, seats, first_dealer=0)], timeout=120)
+    outcome = result.outcome
+    assert outcome.reason == "forfeit" and outcome.forfeit_seat in (2, 3)
+    seat = outcome.forfeit_seat
+    assert seat is not None and outcome.seats[seat].faults_by_kind["timeout"] == 3
+    verify_text(outcome.record)
+    # The bridge hears GameEnd even though its bot stopped reading, then stops the bot.
+    assert result.exit_codes[2:] == [0, 0], (result.stderr(2), result.stderr(3))
+
+
+def test_a_bot_command_that_cannot_start_ends_the_game_early(local_gm: LocalGameMaster) -> None:
+    missing = SeatSpec("missing", bridge("/nonexistent/bot"))
+    (result,) = local_gm.play([GameSpec(SHORT, 8, [PY_RANDOM, missing, PY_RANDOM, PY_RANDOM])])
+    assert result.outcome.reason == "aborted"
+    assert result.exit_codes[1] == EXIT_BOT
+    assert "cannot start the bot" in result.stderr(1)

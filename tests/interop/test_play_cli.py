@@ -1,0 +1,129 @@
+"""`arena play` with process seats, end to end through the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.verify import verify_text
+from tests.interop.agents import REPO, needs_node
+
+# Fields a record may differ in between in-process and process play: timings, notes, agent names
+# and the time limits a game master writes to the header.
+_VOLATILE = ("ms", "note")
+
+
+def arena(*args: str, cwd: Path = REPO, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _comparable(path: Path) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    head = lines[0]
+    head.pop("limits", None)
+    for seat in head["seats"]:
+        seat.pop("agent")
+    for line in lines[1:]:
+        for key in _VOLATILE:
+            line.pop(key, None)
+    return lines
+
+
+def test_greedy_players_give_the_same_record_in_process_and_as_processes(tmp_path: Path) -> None:
+    common = ["play", "--players", "greedy,greedy,greedy,greedy", "--seed", "12", "--mirror"]
+    inproc = arena(*common, "--output", str(tmp_path / "in.jsonl"))
+    procs = arena(*common, "--processes", "--output", str(tmp_path / "proc.jsonl"))
+    assert inproc.returncode == 0, inproc.stderr
+    assert procs.returncode == 0, procs.stderr + procs.stdout
+    for name in ("{}.jsonl", "{}.mirror.jsonl"):
+        a = _comparable(tmp_path / name.format("in"))
+        b = _comparable(tmp_path / name.format("proc"))
+        assert len(a) > 100 and a == b
+    proc_record = (tmp_path / "proc.jsonl").read_text().splitlines()
+    assert all("ms" in json.loads(line) for line in proc_record if '"event":"action"' in line)
+    # the same summary either way (the title says which)
+    assert inproc.stdout.splitlines()[3:-1] == procs.stdout.splitlines()[3:-1]
+
+
+@needs_node
+@pytest.mark.usefixtures("js_ready")
+def test_play_with_a_seat_of_each_kind_writes_verifiable_records(tmp_path: Path) -> None:
+    out = tmp_path / "game.jsonl"
+    result = arena(
+        "play",
+        "--seat",
+        "greedy",
+        "--seat",
+        "node sample_agents/js/agent.js",
+        "--seat",
+        "python -m sample_agents.random_bot",
+        "--seat",
+        f"bot=arena stdio-agent -- {sys.executable} sample_agents/stdio/bot.py",
+        "--ruleset",
+        '{"name": "queens-county", "max_hands": 3}',
+        "--seed",
+        "4",
+        "--mirror",
+        "--output",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "record written to" in result.stdout
+    assert "duplicate total: greedy+random_bot" in result.stdout
+    for path in (out, tmp_path / "game.mirror.jsonl"):
+        verified = verify_text(path.read_text(), str(path))
+        assert verified.faults == 0 and verified.hands <= 3
+    head = json.loads(out.read_text().splitlines()[0])
+    assert [s["agent"] for s in head["seats"]] == ["greedy", "agent.js", "random_bot", "bot"]
+    mirror_head = json.loads((tmp_path / "game.mirror.jsonl").read_text().splitlines()[0])
+    assert [s["agent"] for s in mirror_head["seats"]] == ["agent.js", "greedy", "bot", "random_bot"]
+
+
+def test_a_seat_that_faults_is_reported_with_its_output(tmp_path: Path) -> None:
+    bot = REPO / "tests" / "interop" / "bots" / "misbehaving_stdio.py"
+    result = arena(
+        "play",
+        "--seat",
+        "random",
+        "--seat",
+        f"arena stdio-agent -- {sys.executable} {bot} garbage 1",
+        "--seat",
+        "random",
+        "--seat",
+        "random",
+        "--ruleset",
+        '{"name": "standard", "max_hands": 1}',
+        cwd=tmp_path,  # relative paths are the user's; this command uses none
+    )
+    assert result.returncode == 0, result.stderr
+    assert "game 1 seat 1 (stdio:misbehaving_stdio.py): 1 fault(s) (1 malformed)" in result.stdout
+    assert "fault 1/5 (malformed)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seat", "greedy", "--seat", "random"], "--seat must be given 4 times"),
+        (["--seat", "greedy"] * 4 + ["--players", "greedy,greedy,greedy,greedy"], "not both"),
+        (["--players", "greedy,node x.js,greedy,greedy"], "--players needs four of"),
+        (["--ruleset", "{bad"], "--ruleset: not a JSON object"),
+        (["--ruleset", '{"name": "standard", "colour": 1}'], "unknown ruleset parameters"),
+    ],
+)
+def test_bad_seat_arguments_are_refused_with_a_clear_message(args: list[str], message: str) -> None:
+    result = arena("play", *args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
