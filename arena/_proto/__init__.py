@@ -21,7 +21,7 @@ def _ensure() -> None:
                 "reinstall the package (pip install) or run scripts/gen-proto in a checkout"
             )
         return
-    if _generate.up_to_date():
+    if _generate.up_to_date(check_tools=False):
         return
     print(
         "arena: generating protobuf code from proto/ (missing or out of date; "

@@ -38,11 +38,15 @@ def _tools_version() -> str:
 
 
 def digest(proto_root: Path = PROTO_ROOT) -> str:
-    """What the generated code depends on: the .proto texts and the generator's versions."""
-    h = hashlib.sha256(f"{GENERATOR_VERSION}/{_tools_version()}".encode())
+    """What the generated code depends on: the .proto texts and this generator's version."""
+    h = hashlib.sha256(f"generator {GENERATOR_VERSION}".encode())
     for name in PROTO_FILES:
         h.update(name.encode() + b"\0" + (proto_root / name).read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def _stamp_text(proto_root: Path) -> str:
+    return f"{digest(proto_root)}\ngrpcio-tools {_tools_version()}\n"
 
 
 def has_sources(proto_root: Path = PROTO_ROOT) -> bool:
@@ -61,11 +65,21 @@ def is_generated(out_dir: Path = PACKAGE_DIR) -> bool:
     return all(p.is_file() for p in generated_files(out_dir))
 
 
-def up_to_date(proto_root: Path = PROTO_ROOT, out_dir: Path = PACKAGE_DIR) -> bool:
+def up_to_date(
+    proto_root: Path = PROTO_ROOT, out_dir: Path = PACKAGE_DIR, check_tools: bool = True
+) -> bool:
+    """Whether the output matches the .proto files (and, if asked, the installed grpcio-tools).
+
+    The import-time check skips the tools version: reading package metadata costs more than
+    the rest of the import, and a new protoc only matters to scripts/gen-proto and builds.
+    """
     stamp = out_dir / STAMP_NAME
     if not is_generated(out_dir) or not stamp.is_file():
         return False
-    return stamp.read_text().strip() == digest(proto_root)
+    text = stamp.read_text()
+    if check_tools:
+        return text == _stamp_text(proto_root)
+    return text.split("\n", 1)[0] == digest(proto_root)
 
 
 @contextlib.contextmanager
@@ -96,7 +110,7 @@ def generate(
             _fix_imports(Path(tmp))
             _add_init_files(Path(tmp))
             _install(Path(tmp), out_dir)
-        (out_dir / STAMP_NAME).write_text(digest(proto_root) + "\n")
+        (out_dir / STAMP_NAME).write_text(_stamp_text(proto_root))
     return True
 
 

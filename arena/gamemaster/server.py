@@ -42,7 +42,7 @@ HELLO_TIMEOUT_S = 10.0
 DEFAULT_MAX_GAMES = 2000
 # How long an ended game's result stays available to AwaitGame, and how many are kept.
 RETAIN_S = 3600.0
-RETAIN_MAX = 20000
+RETAIN_MAX = 1000
 _GAME_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 
 T = TypeVar("T")
