@@ -25,10 +25,14 @@ class ParsedRecord:
     def ruleset_text(self) -> str:
         ruleset = self.header.get("ruleset")
         if isinstance(ruleset, dict):
-            params = ", ".join(
-                f"{k}={v}" for k, v in ruleset.items() if k not in ("name", "points")
+            from arena.rulesets import RULESETS, STANDARD
+
+            name = str(ruleset.get("name", "custom"))
+            base = RULESETS.get(name, STANDARD).parameters()
+            changed = ", ".join(
+                f"{k}={v}" for k, v in ruleset.items() if k != "name" and base.get(k) != v
             )
-            return f"{ruleset.get('name', 'custom')} (custom: {params})"
+            return f"{name} (custom: {changed or 'as named'})"
         return str(ruleset)
 
     @property
