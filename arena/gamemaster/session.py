@@ -192,11 +192,14 @@ class GameSession:
         if not self.finished:
             self._fault_between_decisions(st, FaultKind.MALFORMED, problem)
 
-    def on_disconnect(self, seat: int, detail: str) -> None:
+    def on_disconnect(self, seat: int, how: str) -> None:
         """The seat's stream ended or broke: its process died or gave up. It forfeits."""
         if self.finished:
             return
-        self._forfeit(seat, f"crash: {detail}")
+        # How it was noticed (end of stream, a broken transport, a cancelled call) depends on
+        # timing, so it goes to the log; the record says the same thing every time.
+        log.info("game %s: seat %d disconnected: %s", self.game_id, seat, how)
+        self._forfeit(seat, "crash: the agent disconnected before the game ended")
 
     def watch(self) -> asyncio.Queue[pb.GameEvent | None]:
         """A spectator's queue: every public event so far, then live ones, then None."""
@@ -317,11 +320,14 @@ class GameSession:
         if timed_out or answer is None:
             st.expired.add(rid)
             st.clock.exhaust()
-            detail = (
+            # The record's text stays free of timings (RECORD.md: only `ms` fields may vary);
+            # the agent is told the numbers.
+            told = (
                 f"no reply within {self.limits.decision_ms} ms "
                 f"+ {budget_ms - self.limits.decision_ms:.0f} ms of bank"
             )
-            self._fallback(st, rid, legal, FaultKind.TIMEOUT, detail, ms)
+            detail = "no reply within the decision time and what was left of the bank"
+            self._fallback(st, rid, legal, FaultKind.TIMEOUT, detail, ms, told=told)
             return
         st.clock.charge(ms)
         if answer.reply is None:
@@ -356,6 +362,7 @@ class GameSession:
         detail: str,
         ms: float,
         note: str = "",
+        told: str = "",
     ) -> None:
         """Play the first legal action for a faulting seat, record and tell it (ARCH §4)."""
         detail = cut(detail, DETAIL_MAX_CHARS)
@@ -365,7 +372,7 @@ class GameSession:
             extra["note"] = note
         self.game.apply(action, st.seat, **extra)
         st.faults[kind] += 1
-        self._notify_fault(st, request_id, kind, detail, str(action))
+        self._notify_fault(st, request_id, kind, told or detail, str(action))
         self._sync()
         self._check_fault_limit(st, kind, detail)
 

@@ -62,3 +62,20 @@ def test_custom_ruleset_parameters_are_played_and_written_to_the_header(
     head = record_lines(outcome.record)[0]
     assert head["ruleset"]["max_hands"] == 1 and head["ruleset"]["joker"] is False
     verify_text(outcome.record)
+
+
+def test_same_seed_and_decisions_give_the_same_record_but_for_timings(
+    gm: RunningGameMaster, client: GameMasterClient
+) -> None:
+    def normalised(record: str) -> list[dict[str, object]]:
+        lines = record_lines(record)
+        lines[0].pop("game_id")
+        return [{k: v for k, v in line.items() if k != "ms"} for line in lines]
+
+    records = []
+    for _ in range(2):
+        match = start_match(
+            client, gm.address, [GREEDY, RANDOM, GREEDY, RANDOM], ruleset="queens-county", seed=5
+        )
+        records.append(match.finish().record)
+    assert normalised(records[0]) == normalised(records[1])

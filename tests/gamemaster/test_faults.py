@@ -163,3 +163,9 @@ def test_flood_of_late_replies_forfeits(gm, client, bystander) -> None:
     assert str(forfeit_line(outcome.record)["detail"]).startswith("flood")
     assert outcome.seats[0].faults == 1  # the one timeout; late replies are not faults
     assert outcome.seats[0].late_replies > 60
+
+
+def test_oversized_message_breaks_the_stream_and_forfeits(gm, client, bystander) -> None:
+    match, outcome = bad_game(gm, client, misbehaving("oversized.py"))
+    assert_forfeit_by_seat0(outcome)
+    assert str(forfeit_line(outcome.record)["detail"]).startswith("crash:")
