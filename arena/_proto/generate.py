@@ -25,7 +25,7 @@ PACKAGE = "arena._proto"
 STAMP_NAME = ".stamp"
 GENERATED_TOP = "sixtythree"
 # Bump when the generation steps change, so old output counts as stale.
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 
 
 def _tools_version() -> str:
@@ -145,6 +145,8 @@ def _run_protoc(proto_root: Path, out: Path) -> None:
 
 
 _IMPORT = re.compile(rf"^(from|import) ({GENERATED_TOP})\b", re.MULTILINE)
+# The module name protobuf gives the message classes (their __module__, used by pickle).
+_MODULE_NAME = re.compile(rf"'({GENERATED_TOP}\.[\w.]+_pb2)'")
 
 
 def _fix_imports(out: Path) -> None:
@@ -153,6 +155,7 @@ def _fix_imports(out: Path) -> None:
     for path in out.rglob("*.py*"):
         text = path.read_text()
         fixed = _IMPORT.sub(rf"\1 {PACKAGE}.\2", text)
+        fixed = _MODULE_NAME.sub(rf"'{PACKAGE}.\1'", fixed)
         if fixed != text:
             path.write_text(fixed)
 

@@ -17,6 +17,9 @@ def test_generation_is_idempotent_and_names_the_package(tmp_path: Path) -> None:
     grpc_code = (out / "sixtythree" / "v1" / "arena_pb2_grpc.py").read_text()
     assert "from arena._proto.sixtythree.v1 import arena_pb2" in grpc_code
     assert (out / "sixtythree" / "v1" / "__init__.py").is_file()
+    assert (
+        "'arena._proto.sixtythree.v1.arena_pb2'" in (out / "sixtythree/v1/arena_pb2.py").read_text()
+    )
     (out / generate.STAMP_NAME).write_text("stale\n")
     assert generate.generate(out_dir=out) is True
 
