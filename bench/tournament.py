@@ -25,6 +25,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 ARENA = [sys.executable, "-m", "arena.cli"]
+PHASE_TIMEOUT = 300
 
 
 def _free_port() -> int:
@@ -86,6 +87,10 @@ def _run(env: dict[str, str], workers: int, sets: int, ruleset: str) -> dict[str
                     progress = repo.tournament_progress(session, tournament.id)
                 if progress.finished:
                     break
+                if time.monotonic() - started > PHASE_TIMEOUT:
+                    log.flush()
+                    tail = Path(log.name).read_text(errors="replace")[-3000:]
+                    raise SystemExit(f"{workers} worker(s): not done in {PHASE_TIMEOUT} s\n{tail}")
                 time.sleep(0.05)
             wall = time.monotonic() - started
             with db.session() as session:
@@ -117,6 +122,15 @@ def _run(env: dict[str, str], workers: int, sets: int, ruleset: str) -> dict[str
     }
 
 
+def _print_one(r: dict[str, Any]) -> None:
+    print(
+        f"  {r['workers']} worker(s): {r['games']} games in {r['wall_s']:.1f} s = "
+        f"{r['games_per_min']:.1f} games/min; outside games {100 * r['outside_games']:.1f}% "
+        f"of worker time" + (f"; {r['failed']} sets failed" if r["failed"] else ""),
+        flush=True,
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", type=int, default=12, help="duplicate sets in the round robin")
@@ -126,6 +140,9 @@ def main() -> int:
     args = parser.parse_args()
     ruleset = json.dumps({"name": "standard", "max_hands": args.hands})
     counts = [int(x) for x in args.workers.split(",")]
+    if not args.json:
+        setup = f"{args.sets} sets, max_hands {args.hands}, {os.cpu_count()} CPUs"
+        print(f"round robin random vs greedy, {setup}", flush=True)
 
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         env = {
@@ -144,7 +161,11 @@ def main() -> int:
         gm, address = _start_game_master(env)
         env["ARENA_GAME_MASTER"] = address
         try:
-            results = [_run(env, n, args.sets, ruleset) for n in counts]
+            results = []
+            for n in counts:
+                results.append(_run(env, n, args.sets, ruleset))
+                if not args.json:
+                    _print_one(results[-1])
         finally:
             gm.terminate()
             gm.wait(timeout=30)
@@ -156,14 +177,6 @@ def main() -> int:
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    setup = f"{args.sets} sets, max_hands {args.hands}, {os.cpu_count()} CPUs"
-    print(f"round robin random vs greedy, {setup}")
-    for r in results:
-        print(
-            f"  {r['workers']} worker(s): {r['games']} games in {r['wall_s']:.1f} s = "
-            f"{r['games_per_min']:.1f} games/min; outside games {100 * r['outside_games']:.1f}% "
-            f"of worker time" + (f"; {r['failed']} sets failed" if r["failed"] else "")
-        )
     if len(results) >= 2:
         base = results[0]
         for r in results[1:]:
