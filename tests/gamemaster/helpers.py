@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -107,6 +109,7 @@ def start_match(
         limits=limits,
     )
     logdir = Path(tempfile.mkdtemp(prefix=f"gm-{game.game_id[:8]}-"))
+    atexit.register(shutil.rmtree, logdir, True)
     procs: list[subprocess.Popen[str] | None] = []
     logs = []
     for seat, argv in enumerate(agents):
