@@ -101,6 +101,9 @@ class _Replay:
                 faults += "fault" in line
             elif kind == "forfeit":
                 game.forfeit(int(line["seat"]))
+            elif kind == "game_end" and line.get("reason") == "aborted" and not game.is_over:
+                # Not a rule: the game master stopped the game (shutdown); nothing to re-derive.
+                game.abort(str(line.get("detail", "")))
             # Pull what the engine logged since the last line and compare what this line says.
             new_key, new_derived = self._split(game, consumed)
             consumed = len(game.events)

@@ -1,0 +1,153 @@
+"""`arena verify`: records that re-play are accepted; every kind of mismatch is named and located."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.cli import main
+from arena.errors import RecordError
+from arena.game import Game
+from arena.play import play_game
+from arena.record import game_record
+from arena.rulesets import RULESETS, STANDARD
+from arena.verify import verify_text
+from sample_agents.greedy_bot import GreedyPlayer
+from sample_agents.random_bot import RandomPlayer
+
+AGENTS = ["greedy", "random", "greedy", "random"]
+
+
+def _record(ruleset_name: str = "standard", seed: int = 11) -> str:
+    players = [GreedyPlayer(), RandomPlayer(seed), GreedyPlayer(), RandomPlayer(seed + 1)]
+    game = play_game(RULESETS[ruleset_name], seed, players)
+    return game_record(game, AGENTS, f"verify-{seed}")
+
+
+@pytest.mark.parametrize("name", list(RULESETS))
+def test_a_played_game_verifies_with_its_result(name: str) -> None:
+    text = _record(name)
+    end = json.loads(text.splitlines()[-1])
+    verified = verify_text(text)
+    assert list(verified.scores) == end["scores"]
+    assert verified.winner == end["winner"]
+    assert verified.reason == end["reason"]
+    assert verified.decisions == text.count('"event":"action"')
+
+
+def _tamper(text: str, event: str, change: Callable[[dict[str, Any]], None], nth: int = 0) -> str:
+    lines = text.splitlines()
+    seen = 0
+    for i, raw in enumerate(lines):
+        line = json.loads(raw)
+        if line.get("event") == event:
+            if seen == nth:
+                change(line)
+                lines[i] = json.dumps(line)
+                return "\n".join(lines) + "\n"
+            seen += 1
+    raise AssertionError(f"no {event} line {nth}")
+
+
+def _bump_points(line: dict[str, Any]) -> None:
+    line["points"][0] += 1
+
+
+def _bump_score(line: dict[str, Any]) -> None:
+    line["scores"][1] += 5
+
+
+def _swap_deal_card(line: dict[str, Any]) -> None:
+    line["hands"][0][0] = line["hands"][1][0]  # one card twice, another missing
+
+
+def _wrong_dealer(line: dict[str, Any]) -> None:
+    line["dealer"] = (line["dealer"] + 1) % 4
+
+
+def _trick_winner(line: dict[str, Any]) -> None:
+    line["winner"] = (line["winner"] + 1) % 4
+
+
+@pytest.mark.parametrize(
+    ("event", "change", "expected"),
+    [
+        ("hand_end", _bump_points, "§3.6"),
+        ("game_end", _bump_score, "§4"),
+        ("deal", _swap_deal_card, "one full pack"),
+        ("deal", _wrong_dealer, "passes clockwise"),
+        ("trick", _trick_winner, "trick event: winner"),
+    ],
+)
+def test_a_tampered_record_is_refused_naming_hand_line_and_rule(
+    event: str, change: Callable[[dict[str, Any]], None], expected: str
+) -> None:
+    bad = _tamper(_record(), event, change)
+    with pytest.raises(RecordError) as exc:
+        verify_text(bad, "game.jsonl")
+    message = str(exc.value)
+    assert message.startswith("game.jsonl: ")
+    assert "line " in message and expected in message
+
+
+def test_an_illegal_decision_is_refused_with_the_rule() -> None:
+    text = _record()
+    lines = [json.loads(raw) for raw in text.splitlines()]
+    deal = next(line for line in lines if line.get("event") == "deal")
+    i, play = next(
+        (i, line)
+        for i, line in enumerate(lines)
+        if line.get("event") == "action" and line["action"].startswith("play ")
+    )
+    # A card an opponent was dealt never reaches this seat's hand (only partners give cards).
+    play["action"] = "play " + deal["hands"][(play["seat"] + 1) % 4][0]
+    bad = "\n".join(json.dumps(line) for line in lines)
+    with pytest.raises(RecordError, match=rf"hand 1, line {i + 1}: illegal action .*not in seat"):
+        verify_text(bad, "game.jsonl")
+
+
+def test_a_record_cut_short_is_refused() -> None:
+    lines = _record().splitlines()
+    with pytest.raises(RecordError, match="ends before the game does"):
+        verify_text("\n".join(lines[: len(lines) // 2]), "cut.jsonl")
+
+
+def test_not_json_is_refused_with_its_line() -> None:
+    lines = _record().splitlines()
+    lines[3] = "{not json"
+    with pytest.raises(RecordError, match=r"cut.jsonl: line 4: not JSON"):
+        verify_text("\n".join(lines), "cut.jsonl")
+
+
+def test_an_aborted_game_verifies_as_aborted() -> None:
+    game = Game(STANDARD, 3)
+    for _ in range(30):
+        game.apply(game.legal().first())
+    game.abort("the game master shut down")
+    verified = verify_text(game_record(game, AGENTS, "aborted"))
+    assert verified.reason == "aborted" and verified.winner is None
+
+
+def test_a_forfeit_verifies_and_names_the_losing_team() -> None:
+    game = Game(STANDARD, 5)
+    for _ in range(12):
+        game.apply(game.legal().first())
+    game.forfeit(1, "crash")
+    verified = verify_text(game_record(game, AGENTS, "forfeit"))
+    assert verified.reason == "forfeit" and verified.winner == 0
+
+
+def test_cli_exit_status_and_messages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    text = _record()
+    good.write_text(text)
+    bad.write_text(_tamper(text, "hand_end", _bump_points))
+    assert main(["verify", str(good)]) == 0
+    assert "OK" in capsys.readouterr().out
+    assert main(["verify", str(good), str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"FAIL {bad}: hand 1, line" in err and "points" in err
