@@ -1,4 +1,4 @@
-"""`arena verify`: records that re-play are accepted; every kind of mismatch is named and located."""
+"""`arena verify`: records that re-play pass; every mismatch is named and located."""
 
 from __future__ import annotations
 
