@@ -136,13 +136,18 @@ def main() -> int:
     parser.add_argument("--sets", type=int, default=12, help="duplicate sets in the round robin")
     parser.add_argument("--hands", type=int, default=3, help="max_hands of the ruleset")
     parser.add_argument("--workers", default="1,2", help="worker counts to compare")
+    parser.add_argument(
+        "--bots",
+        default="sample_agents/bots/random,sample_agents/bots/greedy",
+        help="bot directories (e.g. tests/runner/bots/slow, which thinks 40 ms per decision)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     ruleset = json.dumps({"name": "standard", "max_hands": args.hands})
     counts = [int(x) for x in args.workers.split(",")]
     if not args.json:
-        setup = f"{args.sets} sets, max_hands {args.hands}, {os.cpu_count()} CPUs"
-        print(f"round robin random vs greedy, {setup}", flush=True)
+        setup = f"{args.sets} sets per pair, max_hands {args.hands}, {os.cpu_count()} CPUs"
+        print(f"round robin of {args.bots}, {setup}", flush=True)
 
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         env = {
@@ -156,8 +161,8 @@ def main() -> int:
         from arena.storage import open_database
 
         with open_database(env["ARENA_DATABASE_URL"]) as db, db.session() as session:
-            for name in ("random", "greedy"):
-                register_bot(session, ROOT / "sample_agents" / "bots" / name)
+            for directory in args.bots.split(","):
+                register_bot(session, ROOT / directory)
         gm, address = _start_game_master(env)
         env["ARENA_GAME_MASTER"] = address
         try:
