@@ -122,10 +122,14 @@ class LocalGameMaster:
         self.address = self.server.address
         self.client = GameMasterClient(self.address, admin_token="")
         self.client.wait_ready()
+        # Seats' logs when the caller names no directory; removed on close.
+        self._scratch = tempfile.TemporaryDirectory(prefix="arena-match-")
+        self._batches = 0
 
     def close(self) -> None:
         self.client.close()
         self.server.stop()
+        self._scratch.cleanup()
 
     def __enter__(self) -> LocalGameMaster:
         return self
@@ -133,8 +137,13 @@ class LocalGameMaster:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def play(self, games: Sequence[GameSpec], **options: Any) -> list[MatchResult]:
-        return play_games(self.client, self.address, games, **options)
+    def play(
+        self, games: Sequence[GameSpec], log_dir: Path | None = None, **options: Any
+    ) -> list[MatchResult]:
+        """Play the games at once (see play_games); logs live until close() by default."""
+        self._batches += 1
+        logs = log_dir or Path(self._scratch.name) / str(self._batches)
+        return play_games(self.client, self.address, games, log_dir=logs, **options)
 
 
 def _spawn(

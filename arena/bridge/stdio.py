@@ -105,10 +105,18 @@ class StdioBridge:
             self._died_early.set()
         self._bot_gone.set()
         if self._died_early.is_set():
-            code = self._proc.poll() if self._proc else None
+            code = self._exit_code(timeout=1.0)  # stdout closes a moment before the exit
             why = f"exited with code {code}" if code is not None else "closed its stdout"
             self._say(f"the bot {why} before the game ended; ending the stream (a forfeit)")
             self._outgoing.put(None)  # half-close: the game master sees the seat leave
+
+    def _exit_code(self, timeout: float) -> int | None:
+        if self._proc is None:
+            return None
+        try:
+            return self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
 
     def _take_pending(self) -> int:
         with self._lock:

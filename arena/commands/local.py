@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from arena.errors import ArenaError
 
 if TYPE_CHECKING:
+    from arena.local_match import MatchResult, SeatSpec
     from arena.rulesets import Ruleset
 
 
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "  arena play --players greedy,random,greedy,random --seed 7\n"
             "  arena play --seat greedy --seat 'node sample_agents/js/agent.js' \\\n"
             "             --seat 'python -m sample_agents.greedy_bot' \\\n"
-            "             --seat 'arena stdio-agent -- python sample_agents/stdio/bot.py'\n"
+            "             --seat 'bot=arena stdio-agent -- python3 sample_agents/stdio/bot.py'\n"
             "  arena play --processes --players greedy,greedy,greedy,greedy --mirror\n"
             '  arena play --ruleset \'{"name": "standard", "max_hands": 3}\' --output g.jsonl'
         ),
@@ -61,7 +62,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         metavar="NAME_OR_COMMAND",
         help="the player of the next seat (give it 4 times, seats 0-3): a built-in name or an "
-        "agent command line, quoted",
+        "agent command line, quoted; NAME=COMMAND names the seat in the record",
     )
     p.add_argument(
         "--processes",
@@ -163,11 +164,10 @@ def _play_processes(
     args: argparse.Namespace, ruleset: Ruleset, names: list[str], builtins: set[str]
 ) -> int:
     """The game(s) through a local game master, one agent process per seat."""
-    import json
+    import tempfile
 
     from arena.gamemaster.policy import GameLimits
     from arena.local_match import GameSpec, LocalGameMaster, builtin_seat, command_seat
-    from arena.summary import print_game, print_side_by_side
 
     specs = [builtin_seat(n) if n in builtins else command_seat(n) for n in names]
     layouts = [specs] + ([[specs[1], specs[0], specs[3], specs[2]]] if args.mirror else [])
@@ -178,8 +178,22 @@ def _play_processes(
     limits = GameLimits.from_env(connect_ms=30_000)
     if args.decision_ms is not None:
         limits = limits.with_overrides(decision_ms=args.decision_ms)
-    with LocalGameMaster(limits) as gm:
-        results = gm.play(games, log_dir=args.agent_logs)
+    with tempfile.TemporaryDirectory(prefix="arena-play-") as scratch:
+        with LocalGameMaster(limits) as gm:
+            results = gm.play(games, log_dir=args.agent_logs or Path(scratch))
+        return _report_processes(args, ruleset, layouts, results)
+
+
+def _report_processes(
+    args: argparse.Namespace,
+    ruleset: Ruleset,
+    layouts: list[list[SeatSpec]],
+    results: list[MatchResult],
+) -> int:
+    import json
+
+    from arena.summary import print_game, print_side_by_side
+
     events = [[json.loads(line) for line in r.outcome.record.splitlines()[1:]] for r in results]
     seat_names = [[s.name for s in seats] for seats in layouts]
     if args.mirror:
