@@ -54,6 +54,9 @@ def test_demo_runs_a_round_robin_and_stops_every_process(tmp_path: Path) -> None
     for ref in registered:
         assert ref in table
     assert re.search(r"\d+ ± \d+\s+\[\d+, \d+\]", table), table  # ratings with their intervals
+    rows = [line.split() for line in table.splitlines()[1:] if line[:1].isdigit()]
+    assert len(rows) == len(registered)
+    assert [row[-1] for row in rows] == ["0"] * len(rows), table  # every sample bot plays cleanly
     gm = re.search(r"game master on (127\.0\.0\.1:\d+)", out)
     assert gm is not None
     assert "all processes stopped" in out

@@ -158,6 +158,26 @@ def test_memory_hog_under_256_mb_dies_and_is_reported_as_a_memory_fault(
     assert agent.exit_reason() == "memory limit (256 MB) exceeded"
 
 
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+@pytest.mark.parametrize("heap", ["small", "huge"])
+def test_node_starts_under_the_default_memory_limit_and_its_heap_is_capped(
+    launched: list[RunningAgent], heap: str
+) -> None:
+    # Regression: under an address-space cap V8 could not even reserve its code range.
+    script = (
+        "const a = []; const n = process.argv[1] === 'huge' ? 4096 : 1;"
+        "for (let i = 0; i < n; i++) a.push(Buffer.alloc(1 << 20, 1));"
+        "console.error('allocated', n, 'MiB');"
+    )
+    agent = launch(launched, spec_for("node", "-e", script, heap))
+    code = agent.wait(timeout=30)
+    if heap == "small":
+        assert code == 0, agent.stderr_text()
+        assert "allocated 1 MiB" in agent.stderr_text()
+    else:
+        assert code != 0 and "allocated" not in agent.stderr_text()
+
+
 def test_spinning_bot_under_1_s_cpu_is_stopped_and_reported_as_cpu_limit(
     launched: list[RunningAgent],
 ) -> None:

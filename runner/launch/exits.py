@@ -7,7 +7,7 @@ import signal
 
 from runner.launch.spec import MIB, AgentLimits
 
-# What common runtimes print when an allocation fails under RLIMIT_AS or a cgroup limit:
+# What common runtimes print when an allocation fails under RLIMIT_DATA or a cgroup limit:
 # CPython, C++, Java, Node/V8, Go, Rust, glibc's strerror(ENOMEM).
 _OUT_OF_MEMORY = re.compile(
     r"MemoryError|std::bad_alloc|OutOfMemoryError|out of memory"
@@ -57,7 +57,7 @@ def describe_exit(
 
     The CPU verdict is exact for SIGXCPU (sent only by RLIMIT_CPU) and for SIGKILL when the
     process had used its CPU seconds (the hard limit). The memory verdict is a heuristic:
-    under RLIMIT_AS an allocation simply fails, and the runtime dies in its own way, so we
+    under RLIMIT_DATA an allocation simply fails, and the runtime dies in its own way, so we
     look for the usual out-of-memory messages in stderr after an unsuccessful exit. A
     program that exits non-zero after printing such a message for another reason is
     misreported, and one that dies silently is reported by its exit code or signal. For

@@ -55,7 +55,7 @@ cap(resource.RLIMIT_CORE, 0, 0)
 if cpu:
     cap(resource.RLIMIT_CPU, cpu, cpu + 1)
 if memory:
-    cap(resource.RLIMIT_AS, memory, memory)
+    cap(resource.RLIMIT_DATA, memory, memory)
 try:
     os.execv(sys.argv[3], sys.argv[3:])
 except OSError as error:
@@ -333,10 +333,12 @@ def start_process(
 class ProcessLauncher:
     """Starts each agent as a local process with rlimits and a clean, documented environment.
 
-    Limits are POSIX rlimits per process: RLIMIT_CPU counts CPU seconds, and RLIMIT_AS counts
-    virtual address space, not resident memory. Runtimes that reserve large address ranges up
-    front (the JVM, Node/V8, Go) need a generous memory limit or the container launcher, whose
-    cgroup limit counts real memory.
+    Limits are POSIX rlimits per process: RLIMIT_CPU counts CPU seconds, and RLIMIT_DATA counts
+    writable private memory (heap, anonymous mappings, thread stacks). RLIMIT_DATA rather than
+    RLIMIT_AS because runtimes reserve large inaccessible address ranges up front (Node/V8's
+    code range, Go, the JVM) and die at start under an address-space cap, while such
+    reservations count for nothing here until written. The container launcher's cgroup limit
+    counts resident memory instead.
     """
 
     def __init__(self, *, log_dir: Path | None = None, grace_seconds: float = 1.0) -> None:
