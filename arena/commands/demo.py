@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--games",
         choices=list(SIZES),
-        default="normal",
+        default="small",
         help="tournament size: duplicate sets per pair small=1, normal=3, large=10",
     )
     p.add_argument("--ruleset", default="standard", help="ruleset (default standard)")
