@@ -6,6 +6,7 @@ from arena.storage.database import SCHEMA_VERSION, Database, open_database
 from arena.storage.errors import (
     AuthorMismatch,
     BadResult,
+    DatabaseUnavailable,
     NotFound,
     SchemaTooNew,
     StorageError,
@@ -48,6 +49,7 @@ __all__ = [
     "GameResult",
     "GameSet",
     "HistoryEntry",
+    "DatabaseUnavailable",
     "NotFound",
     "PlannedSet",
     "Progress",

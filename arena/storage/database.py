@@ -21,9 +21,10 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import URL
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from arena.storage.errors import SchemaTooNew
+from arena.storage.errors import DatabaseUnavailable, SchemaTooNew
 from arena.storage.models import Base, SchemaVersion
 
 # How long a SQLite writer waits for another one before giving up; workers share one file.
@@ -92,14 +93,37 @@ def open_database(url: str | URL, **engine_kwargs: Any) -> Database:
     their parent directory is created. PostgreSQL URLs may carry libpq parameters such
     as `?options=-csearch_path%3Dmyschema`.
     """
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        engine = _sqlite_engine(parsed, engine_kwargs)
-    else:
-        engine_kwargs.setdefault("pool_pre_ping", True)
-        engine = create_engine(parsed, **engine_kwargs)
-    _migrate(engine)
+    try:
+        parsed = make_url(url)
+        if parsed.get_backend_name() == "sqlite":
+            engine = _sqlite_engine(parsed, engine_kwargs)
+        else:
+            engine_kwargs.setdefault("pool_pre_ping", True)
+            engine = create_engine(parsed, **engine_kwargs)
+    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        raise DatabaseUnavailable(
+            f"cannot use database URL {_shown(url)}: {exc}. Use sqlite:///PATH or "
+            "postgresql+psycopg://USER@HOST:PORT/DB, or unset ARENA_DATABASE_URL for SQLite "
+            "in the data directory"
+        ) from None
+    try:
+        _migrate(engine)
+    except OperationalError as exc:
+        engine.dispose()
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise DatabaseUnavailable(
+            f"cannot reach the database at {_shown(url)} ({reason}): start it, fix "
+            "ARENA_DATABASE_URL, or unset it to use SQLite in the data directory"
+        ) from None
     return Database(engine)
+
+
+def _shown(url: str | URL) -> str:
+    """The URL without its password, for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return repr(str(url))
 
 
 def _sqlite_engine(url: URL, engine_kwargs: dict[str, Any]) -> Engine:

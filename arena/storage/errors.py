@@ -30,3 +30,7 @@ class BadResult(StorageError, ValueError):
 
 class SchemaTooNew(StorageError):
     """A database written by a newer arena than this one."""
+
+
+class DatabaseUnavailable(StorageError, ConnectionError):
+    """The configured database cannot be reached or used; the message says how to fix it."""

@@ -1,0 +1,58 @@
+"""Bad configuration gets one clear line saying what to fix, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _unused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    full.update(ARENA_DATA_DIR=str(tmp_path / "data"), **env)
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", *args],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "expected"),
+    [
+        (
+            {"ARENA_DATABASE_URL": "postgresql+psycopg://arena:s3cret@127.0.0.1:{port}/x"},
+            ["bots", "list"],
+            "cannot reach the database at postgresql+psycopg://arena:***@127.0.0.1:{port}/x",
+        ),
+        ({"ARENA_DATABASE_URL": "nonsense"}, ["bots", "list"], "cannot use database URL"),
+        (
+            {"ARENA_REDIS_URL": "redis://127.0.0.1:{port}/0"},
+            ["tournament", "create", "--sets", "1"],
+            "cannot reach Redis at redis://127.0.0.1:{port}/0",
+        ),
+        ({"ARENA_DECISION_MS": "soon"}, ["gamemaster", "--listen", "127.0.0.1:0"], "'soon'"),
+        ({"ARENA_FAULT_LIMIT": "0"}, ["gamemaster", "--listen", "127.0.0.1:0"], "at least 1"),
+    ],
+)
+def test_bad_configuration_is_one_actionable_line(
+    tmp_path: Path, env: dict[str, str], args: list[str], expected: str
+) -> None:
+    port = str(_unused_port())
+    done = _arena(tmp_path, *args, **{k: v.format(port=port) for k, v in env.items()})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert expected.format(port=port) in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "s3cret" not in done.stderr
