@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import redis
@@ -62,11 +62,24 @@ def _ratings_lock(ruleset: str) -> Iterator[object]:
         yield lock
 
 
+# A bot version's lock in an exclusive tournament outlives no crashed worker by more than this.
+BOT_LOCK_TTL = 1800
+
+
+@contextlib.contextmanager
+def _bot_lock(refs: Sequence[str]) -> Iterator[object]:
+    """Hold every named bot version's lock, taken in sorted order so two sets cannot deadlock."""
+    with contextlib.ExitStack() as stack:
+        for ref in sorted(refs):
+            stack.enter_context(_connection().lock(f"arena:lock:bot:{ref}", timeout=BOT_LOCK_TTL))
+        yield stack
+
+
 def run_game_set(set_id: str) -> dict[str, Any]:
     """Play and record one game set (a no-op if it is already done)."""
     from runner.tournament import run_game_set as run
 
-    outcome = run(database(), set_id, game_master(), ratings_lock=_ratings_lock)
+    outcome = run(database(), set_id, game_master(), ratings_lock=_ratings_lock, bot_lock=_bot_lock)
     log.info(
         "set %s: %s (attempt %d)",
         set_id,

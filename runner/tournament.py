@@ -66,6 +66,7 @@ def create_tournament(
     limits: Limits | None = None,
     nightly: bool = False,
     connect_ms: int | None = None,
+    exclusive: bool = False,
     enqueue: Callable[[Sequence[str]], int] | None = None,
 ) -> Tournament:
     """Plan (pure, deterministic from the seed), store with all sets queued, then enqueue.
@@ -87,7 +88,11 @@ def create_tournament(
             seed=seed,
             sets_per_pair=sets,
             sets=[PlannedSet(s.a, s.b, s.seed, s.first_dealer) for s in plan],
-            limits={**asdict(limits), "connect_ms": connect_ms or CONNECT_MS},
+            limits={
+                **asdict(limits),
+                "connect_ms": connect_ms or CONNECT_MS,
+                "exclusive": exclusive,
+            },
             nightly=nightly,
             tournament_id=tid,
         )
@@ -132,13 +137,36 @@ def run_game_set(
     agent_limits: AgentLimits | None = None,
     agent_game_master: str | None = None,
     ratings_lock: Callable[[str], contextlib.AbstractContextManager[object]] | None = None,
+    bot_lock: Callable[[Sequence[str]], contextlib.AbstractContextManager[object]] | None = None,
 ) -> SetOutcome:
     """Play both games of a set and record them; a set already done is left as it is.
 
     Safe to run again after any crash: recording is a conditional update, so exactly one
-    run's games are stored. A failure is raised for the queue to retry, except on the last
-    attempt, when the set is marked failed so its tournament can still finish.
+    run's games are stored. In an exclusive tournament ``bot_lock`` is held around the games,
+    so each bot version plays one game set at a time across all workers. A failure is raised
+    for the queue to retry, except on the last attempt, when the set is marked failed so its
+    tournament can still finish.
     """
+    with db.session() as session:
+        game_set = repo.get_game_set(session, set_id)
+        exclusive = bool(game_set.tournament.limits.get("exclusive"))
+        refs = sorted({game_set.bot_a.ref, game_set.bot_b.ref})
+    lock = bot_lock(refs) if exclusive and bot_lock is not None else _no_lock()
+    with lock:
+        return _run_game_set(
+            db, set_id, client, launchers, agent_limits, agent_game_master, ratings_lock
+        )
+
+
+def _run_game_set(
+    db: Database,
+    set_id: str,
+    client: GameMasterClient,
+    launchers: Launchers | None,
+    agent_limits: AgentLimits | None,
+    agent_game_master: str | None,
+    ratings_lock: Callable[[str], contextlib.AbstractContextManager[object]] | None,
+) -> SetOutcome:
     launchers = launchers or Launchers.default()
     agent_limits = agent_limits or AgentLimits()
     with db.session() as session:

@@ -50,6 +50,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="only store it (a running worker's reconciler will queue it)",
     )
+    create.add_argument(
+        "--exclusive",
+        action="store_true",
+        help="each bot version plays one game set at a time across all workers",
+    )
     create.set_defaults(func=_create)
 
     lst = sub.add_parser("list", help="list tournaments, newest first")
@@ -93,6 +98,7 @@ def _create(args: argparse.Namespace) -> int:
             ruleset=args.ruleset,
             seed=args.seed,
             connect_ms=args.connect_ms,
+            exclusive=args.exclusive,
             enqueue=enqueue,
         )
     queued = "stored" if args.no_enqueue else "queued"

@@ -183,3 +183,47 @@ def test_embedded_redis_is_shared_by_processes_and_stops_with_the_last(tmp_path:
         time.sleep(0.05)
     assert not os.path.exists(socket_path), "the last process out stopped it"
     assert (tmp_path / redis_conn.EMBEDDED_RDB).exists(), "its data was saved"
+
+
+@pytest.mark.parametrize("exclusive", [True, False])
+def test_an_exclusive_tournament_waits_for_a_bot_busy_elsewhere(
+    arena_env: dict[str, str], register: Callable[..., list[str]], exclusive: bool
+) -> None:
+    import threading
+
+    import redis
+
+    from runner import jobs
+    from runner.gm_client import GameMasterClient
+    from runner.tournament import create_tournament, run_game_set
+
+    register("random", "greedy")
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        t = create_tournament(
+            db, format="round-robin", bots=None, sets=1, ruleset=QUICK, seed=5, exclusive=exclusive
+        )
+        with db.session() as session:
+            [set_id] = [s.id for s in repo.list_game_sets(session, t.id)]
+        busy = redis.Redis.from_url(arena_env["ARENA_REDIS_URL"]).lock(
+            "arena:lock:bot:random@1", timeout=60
+        )
+        assert busy.acquire(blocking=False)
+        outcomes = []
+        with GameMasterClient(arena_env["ARENA_GAME_MASTER"]) as client:
+            runner = threading.Thread(
+                target=lambda: outcomes.append(
+                    run_game_set(db, set_id, client, bot_lock=jobs._bot_lock)
+                )
+            )
+            runner.start()
+            try:
+                time.sleep(1.5)
+                with db.session() as session:
+                    state = repo.get_game_set(session, set_id).state
+                assert state == ("queued" if exclusive else "running") or (
+                    not exclusive and state == "done"
+                )
+            finally:
+                busy.release()
+            runner.join(timeout=120)
+        assert outcomes and outcomes[0].recorded
