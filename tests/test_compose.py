@@ -152,16 +152,17 @@ def test_arena_services_share_one_image_and_the_connection_settings() -> None:
             "postgresql+psycopg://arena:arena@postgres:5432/arena"
         ), name
         assert env["ARENA_GAME_MASTER"] == "gamemaster:50051", name
-    # The admin token goes where write actions are checked, and nowhere else.
+    # The admin token goes where admin calls are checked or made, and nowhere else.
     holders = {
         n
         for n, s in config()["services"].items()
         if "ARENA_ADMIN_TOKEN" in s.get("environment", {})
     }
-    assert holders == {"dashboard"}
-    assert config()["services"]["dashboard"]["environment"]["ARENA_ADMIN_TOKEN"] == (
-        "test-admin-token"
-    )
+    assert holders == {"dashboard", "gamemaster", "worker"}
+    for name in holders:
+        assert config()["services"][name]["environment"]["ARENA_ADMIN_TOKEN"] == (
+            "test-admin-token"
+        )
 
 
 def test_dockerfile_builds_with_pip_on_python_311_slim_and_runs_as_non_root() -> None:
