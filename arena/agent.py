@@ -102,11 +102,16 @@ def play(
     agent_version: str = "",
     connect_timeout: float | None = None,
     on_message: Callable[[pb.ServerMessage], None] | None = None,
+    on_event: Callable[[pb.GameEvent], None] | None = None,
+    live_events: bool = False,
     log: TextIO | None = None,
 ) -> SeatResult:
     """Play the seat ``token`` opens, to the end of the game. Raises AgentError subclasses.
 
-    ``on_message`` sees every ServerMessage (events included) before the SDK handles it.
+    ``on_message`` sees every ServerMessage before the SDK handles it; ``on_event`` every
+    public event, in order, before the message it came with (a decision, say) is handled.
+    ``live_events`` asks the game master to send each event as it happens, in its own message,
+    instead of with the seat's next message: only for bots that must watch others' moves live.
     """
     log = log if log is not None else sys.stderr
     if connect_timeout is None:
@@ -120,6 +125,7 @@ def play(
                 protocol_version=wire.PROTOCOL_VERSION,
                 agent_name=name,
                 agent_version=agent_version,
+                live_events=live_events,
             )
         )
     )
@@ -148,8 +154,13 @@ def play(
             for msg in call:
                 if on_message is not None:
                     on_message(msg)
+                if on_event is not None:
+                    for event in msg.events:
+                        on_event(event)
                 kind = msg.WhichOneof("kind")
-                if kind == "welcome":
+                if kind == "event" and on_event is not None:
+                    on_event(msg.event)
+                elif kind == "welcome":
                     welcome = msg.welcome
                 elif kind == "decision":
                     outgoing.put(_decide(player, msg.decision, log))
@@ -184,8 +195,11 @@ def play(
 def _decide(player: Player, decision: pb.DecisionRequest, log: TextIO) -> pb.AgentMessage:
     rid = decision.request_id
     try:
-        obs = wire.observation_from_pb(decision.observation)
-        legal = wire.legal_from_pb(decision.legal, obs.phase, obs.seat)
+        # Converted when the player first reads it: a bot that decides from `legal` alone
+        # pays nothing for the hand, auction and tricks.
+        obs = wire.lazy_observation(decision.observation)
+        phase = wire.phase_from_pb(decision.observation.phase)
+        legal = wire.legal_from_pb(decision.legal, phase, decision.observation.seat)
         answer = player.act(obs, legal)
         note = ""
         if isinstance(answer, tuple):

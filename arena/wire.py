@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
 from arena._proto.sixtythree.v1 import arena_pb2 as pb
-from arena.actions import Action, ActionKind, parse_action
-from arena.cards import Card, Suit, parse_card
+from arena.actions import PASS, Action, ActionKind, bid, parse_action, play, trump
+from arena.cards import CARDS, Card, Suit, parse_card
 from arena.game import Event
 from arena.gamemaster.policy import GameLimits
 from arena.legal import CardChoice, Legal, Phase
@@ -28,7 +29,8 @@ WATCH = f"/{SERVICE}/Watch"
 OPEN_GAME = f"/{SERVICE}/OpenGame"
 AWAIT_GAME = f"/{SERVICE}/AwaitGame"
 ABORT_GAME = f"/{SERVICE}/AbortGame"
-# Metadata header that carries the admin token on OpenGame, AwaitGame and AbortGame.
+FORFEIT_SEAT = f"/{SERVICE}/ForfeitSeat"
+# Metadata header that carries the admin token on the admin calls.
 ADMIN_HEADER = "x-arena-admin-token"
 
 __all__ = ["pb", "PROTOCOL_VERSION", "SERVICE"]
@@ -59,11 +61,43 @@ def _cards(cards: Sequence[Card]) -> list[str]:
     return [str(c) for c in cards]
 
 
+# Texts to interned values, for the agent's side of every decision: a dict lookup per card or
+# action instead of a parse (give and keep, which are never listed, still go through the parser).
+_CARD_BY_TEXT = {str(c): c for c in CARDS}
+_ACTION_BY_TEXT = {
+    str(a): a for a in (PASS, *(bid(n) for n in range(1, 64)), *map(trump, Suit), *map(play, CARDS))
+}
+
+
 def _parse_cards(texts: Sequence[str]) -> tuple[Card, ...]:
-    return tuple(parse_card(t) for t in texts)
+    try:
+        return tuple(map(_CARD_BY_TEXT.__getitem__, texts))
+    except KeyError:  # let the parser name the bad text
+        return tuple(parse_card(t) for t in texts)
+
+
+def _parse_action(text: str) -> Action:
+    found = _ACTION_BY_TEXT.get(text)
+    return found if found is not None else parse_action(text)
 
 
 # --------------------------------------------------------------------------- observation
+
+_TRICKS_KEPT = 64  # completed tricks cached on either side: a hand has at most 13
+
+
+# Completed tricks go out again in every later request of their hand: keep their messages
+# (the game master's side), keyed by the trick itself, for the current hand or so.
+_TRICK_MESSAGES: dict[SeenTrick, pb.Trick] = {}
+
+
+def _completed_trick_to_pb(trick: SeenTrick) -> pb.Trick:
+    found = _TRICK_MESSAGES.get(trick)
+    if found is None:
+        if len(_TRICK_MESSAGES) >= _TRICKS_KEPT:
+            _TRICK_MESSAGES.clear()
+        found = _TRICK_MESSAGES[trick] = _trick_to_pb(trick)
+    return found
 
 
 def _trick_to_pb(trick: SeenTrick) -> pb.Trick:
@@ -77,11 +111,27 @@ def _trick_to_pb(trick: SeenTrick) -> pb.Trick:
 
 
 def _trick_from_pb(msg: pb.Trick) -> SeenTrick:
-    return SeenTrick(
-        leader=msg.leader,
-        cards=tuple((p.seat, parse_card(p.card)) for p in msg.cards),
-        winner=msg.winner if msg.HasField("winner") else None,
-    )
+    by_text = _CARD_BY_TEXT
+    try:
+        cards = tuple([(p.seat, by_text[p.card]) for p in msg.cards])
+    except KeyError:
+        cards = tuple((p.seat, parse_card(p.card)) for p in msg.cards)
+    return SeenTrick(msg.leader, cards, msg.winner if msg.HasField("winner") else None)
+
+
+# Completed tricks come again in every later request of their hand: keep the converted ones,
+# keyed by their bytes (cheap to get, and the whole value), for the current hand or so.
+_TRICKS: dict[bytes, SeenTrick] = {}
+
+
+def _completed_trick(msg: pb.Trick) -> SeenTrick:
+    key = msg.SerializeToString()
+    found = _TRICKS.get(key)
+    if found is None:
+        if len(_TRICKS) >= _TRICKS_KEPT:
+            _TRICKS.clear()
+        found = _TRICKS[key] = _trick_from_pb(msg)
+    return found
 
 
 def observation_to_pb(obs: Observation) -> pb.Observation:
@@ -101,7 +151,7 @@ def observation_to_pb(obs: Observation) -> pb.Observation:
         drawn=obs.drawn,
         given=[pb.Gift(from_seat=f, to_seat=t, cards=_cards(cs)) for f, t, cs in obs.given],
         out=obs.out,
-        tricks=[_trick_to_pb(t) for t in obs.tricks],
+        tricks=list(map(_completed_trick_to_pb, obs.tricks)),
         points=obs.points,
         scores=obs.scores,
     )
@@ -141,10 +191,66 @@ def observation_from_pb(msg: pb.Observation) -> Observation:
         given=tuple((g.from_seat, g.to_seat, _parse_cards(g.cards)) for g in msg.given),
         out=tuple(msg.out),
         trick=_trick_from_pb(msg.trick) if msg.HasField("trick") else None,
-        tricks=tuple(_trick_from_pb(t) for t in msg.tricks),
+        tricks=tuple(map(_completed_trick, msg.tricks)),
         points=(msg.points[0], msg.points[1]) if len(msg.points) == 2 else (0, 0),
         scores=(msg.scores[0], msg.scores[1]) if len(msg.scores) == 2 else (0, 0),
     )
+
+
+class _LazyObservation(Observation):
+    """An Observation converted from its message only when a field is first read.
+
+    Many bots decide from the legal actions alone; they should not pay for converting the
+    hand, auction and tricks on every decision. It behaves as the Observation it stands for:
+    equal to it, same hash and repr, and ``dataclasses.replace`` gives a plain Observation.
+    """
+
+    __slots__ = ("_msg", "_full")
+
+    def __new__(cls, *args: Any, **fields: Any) -> Any:
+        if fields:  # dataclasses.replace(lazy, ...) builds a new value with every field
+            return Observation(**fields)
+        return super().__new__(cls)
+
+    def __init__(self, msg: pb.Observation) -> None:
+        object.__setattr__(self, "_msg", msg)
+        object.__setattr__(self, "_full", None)
+
+    def _converted(self) -> Observation:
+        full: Observation | None = object.__getattribute__(self, "_full")
+        if full is None:
+            full = observation_from_pb(object.__getattribute__(self, "_msg"))
+            object.__setattr__(self, "_full", full)
+        return full
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _LazyObservation):
+            other = other._converted()
+        return self._converted() == other
+
+    def __hash__(self) -> int:
+        return hash(self._converted())
+
+    def __repr__(self) -> str:
+        return repr(self._converted())
+
+    def __reduce__(self) -> str | tuple[Any, ...]:  # copies and pickles: plain Observations
+        return self._converted().__reduce__()
+
+
+def _lazy_field(name: str) -> property:
+    return property(lambda self: getattr(self._converted(), name))
+
+
+# Set after the class statement so that type checkers see Observation's own field types.
+for _field in fields(Observation):
+    setattr(_LazyObservation, _field.name, _lazy_field(_field.name))
+
+
+def lazy_observation(msg: pb.Observation) -> Observation:
+    """``observation_from_pb(msg)``, done when (and if) the observation is first read; a bad
+    message raises then, from the field access."""
+    return _LazyObservation(msg)
 
 
 # --------------------------------------------------------------------------- legal actions
@@ -179,7 +285,7 @@ def legal_from_pb(msg: pb.LegalActions, phase: Phase, seat: int) -> Legal:
             c.max_count,
         )
         return Legal(phase, seat, choice=choice)
-    return Legal(phase, seat, tuple(parse_action(a) for a in msg.actions))
+    return Legal(phase, seat, tuple(map(_parse_action, msg.actions)))
 
 
 def legal_to_dict(legal: Legal) -> dict[str, Any]:

@@ -193,7 +193,8 @@ def game_end_fields(msg: pb.GameEnd) -> Line:
 
 
 def to_line(msg: pb.ServerMessage) -> Line | None:
-    """The JSON line for one server message (None for an empty one)."""
+    """The JSON line for one server message itself (None for an empty one); the events it
+    carries are not included (see ``to_lines``)."""
     kind = msg.WhichOneof("kind")
     if kind == "welcome":
         return welcome(msg.welcome)
@@ -206,6 +207,16 @@ def to_line(msg: pb.ServerMessage) -> Line | None:
     if kind == "game_end":
         return {"type": "game_end", **game_end_fields(msg.game_end)}
     return None
+
+
+def to_lines(msg: pb.ServerMessage, events: bool = True) -> list[Line]:
+    """The JSON lines for one server message: an ``event`` line for each public event it
+    carries (they happened first; left out with ``events=False``), then its own line."""
+    out = [event(e) for e in msg.events] if events else []
+    line = to_line(msg)
+    if line is not None and (events or line["type"] != "event"):
+        out.append(line)
+    return out
 
 
 def reply_from_line(text: str, pending: int) -> pb.Reply:

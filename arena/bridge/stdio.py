@@ -1,10 +1,11 @@
 """The stdio bridge: an agent that plays its seat through a child process speaking JSON lines.
 
 The bridge dials the game master like any agent (ARENA_GAME_MASTER, ARENA_SEAT_TOKEN), starts
-the bot, writes every server message to the bot's stdin as one JSON line and forwards every
-line the bot prints on stdout as a Reply. It judges nothing: a line that is not a reply goes
-to the game master as it is (a "malformed" fault there), and a bot that exits before the game
-is over ends the stream (a forfeit). The bot's stderr is the bridge's stderr.
+the bot, writes every server message to the bot's stdin as one JSON line (the public events a
+message carries first, one ``event`` line each) and forwards every line the bot prints on stdout
+as a Reply. It judges nothing: a line that is not a reply goes to the game master as it is (a
+"malformed" fault there), and a bot that exits before the game is over ends the stream (a
+forfeit). The bot's stderr is the bridge's stderr.
 """
 
 from __future__ import annotations
@@ -141,9 +142,6 @@ class StdioBridge:
             with contextlib.suppress(OSError):
                 stdin.close()
 
-    def _send_bot(self, line: messages.Line) -> None:
-        self._to_bot.put(messages.dumps(line).encode() + b"\n")
-
     def _stop_bot(self) -> None:
         """After the game: close the bot's stdin, give it a moment to exit, then kill it."""
         self._to_bot.put(None)
@@ -217,7 +215,7 @@ class StdioBridge:
                         with self._lock:
                             self._unanswered.append(msg.decision.request_id)
                     elif kind == "event" and not self.events:
-                        continue
+                        continue  # (the game master sends these only if asked; it was not)
                     elif kind == "fault":
                         f = msg.fault
                         self._say(
@@ -226,9 +224,11 @@ class StdioBridge:
                         )
                     elif kind == "game_end":
                         self._ended.set()
-                    line = messages.to_line(msg)
-                    if line is not None:
-                        self._send_bot(line)
+                    lines = messages.to_lines(msg, events=self.events)
+                    if lines:  # one write for the lot: one wake-up of the bot, not several
+                        self._to_bot.put(
+                            b"".join(messages.dumps(x).encode() + b"\n" for x in lines)
+                        )
                     if kind == "game_end":
                         break
             except grpc.RpcError as exc:

@@ -115,7 +115,12 @@ class GameMasterClient:
         )
         self._abort = self._channel.unary_unary(
             wire.ABORT_GAME,
-            request_serializer=pb.GameRef.SerializeToString,
+            request_serializer=pb.AbortGameRequest.SerializeToString,
+            response_deserializer=pb.GameResult.FromString,
+        )
+        self._forfeit = self._channel.unary_unary(
+            wire.FORFEIT_SEAT,
+            request_serializer=pb.ForfeitSeatRequest.SerializeToString,
             response_deserializer=pb.GameResult.FromString,
         )
 
@@ -165,9 +170,20 @@ class GameMasterClient:
         result = self._await(pb.GameRef(game_id=game_id), timeout=timeout, metadata=self._metadata)
         return GameOutcome.from_pb(result)
 
-    def abort_game(self, game_id: str, timeout: float = 30.0) -> GameOutcome:
-        result = self._abort(pb.GameRef(game_id=game_id), timeout=timeout, metadata=self._metadata)
-        return GameOutcome.from_pb(result)
+    def abort_game(self, game_id: str, reason: str = "", timeout: float = 30.0) -> GameOutcome:
+        """End the game with no result; ``reason`` goes to the result's and record's detail."""
+        request = pb.AbortGameRequest(game_id=game_id, reason=reason)
+        return GameOutcome.from_pb(self._abort(request, timeout=timeout, metadata=self._metadata))
+
+    def forfeit_seat(
+        self, game_id: str, seat: int, detail: str = "", timeout: float = 30.0
+    ) -> GameOutcome:
+        """End the game as a forfeit by ``seat``, whose agent never connected (it is gone).
+
+        grpc.RpcError FAILED_PRECONDITION if the seat's agent has connected.
+        """
+        request = pb.ForfeitSeatRequest(game_id=game_id, seat=seat, detail=detail)
+        return GameOutcome.from_pb(self._forfeit(request, timeout=timeout, metadata=self._metadata))
 
     def close(self) -> None:
         self._channel.close()

@@ -27,7 +27,7 @@ from grpc_reflection.v1alpha import reflection
 from arena import wire
 from arena.errors import ArenaError
 from arena.game import Game
-from arena.gamemaster.policy import MAX_AGENT_MESSAGE_BYTES, GameLimits
+from arena.gamemaster.policy import DETAIL_MAX_CHARS, MAX_AGENT_MESSAGE_BYTES, GameLimits, cut
 from arena.gamemaster.session import GameSession
 from arena.gamemaster.status import Refusal, Refused
 from arena.gamemaster.tokens import SeatTokens
@@ -44,6 +44,7 @@ DEFAULT_MAX_GAMES = 2000
 RETAIN_S = 3600.0
 RETAIN_MAX = 1000
 _GAME_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+ABORTED_BY_PLATFORM = "aborted by the platform (AbortGame)"
 
 T = TypeVar("T")
 
@@ -71,7 +72,7 @@ class GameMasterService:
 
     async def play(
         self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[pb.ServerMessage]:
+    ) -> AsyncIterator[bytes]:
         stream = requests.__aiter__()
         try:
             raw = await asyncio.wait_for(stream.__anext__(), HELLO_TIMEOUT_S)
@@ -208,7 +209,7 @@ class GameMasterService:
         return await session.wait()
 
     async def abort_game(
-        self, request: pb.GameRef, context: grpc.aio.ServicerContext
+        self, request: pb.AbortGameRequest, context: grpc.aio.ServicerContext
     ) -> pb.GameResult:
         try:
             self._check_admin(context)
@@ -216,7 +217,23 @@ class GameMasterService:
         except Refused as refused:
             await _abort(context, refused)
             raise AssertionError("unreachable") from None
-        session.abort("aborted by the platform (AbortGame)")
+        reason = cut(request.reason.strip(), DETAIL_MAX_CHARS)
+        session.abort(f"aborted by the platform: {reason}" if reason else ABORTED_BY_PLATFORM)
+        return await session.wait()
+
+    async def forfeit_seat(
+        self, request: pb.ForfeitSeatRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GameResult:
+        try:
+            self._check_admin(context)
+            session = self._session(request.game_id)
+            if request.seat > 3:
+                raise Refused(Refusal.BAD_REQUEST, f"seat must be 0..3, not {request.seat}")
+            detail = cut(request.detail.strip(), DETAIL_MAX_CHARS)
+            session.forfeit_absent(request.seat, detail or "the agent is gone (ForfeitSeat)")
+        except Refused as refused:
+            await _abort(context, refused)
+            raise AssertionError("unreachable") from None
         return await session.wait()
 
     def _check_admin(self, context: grpc.aio.ServicerContext) -> None:
@@ -296,8 +313,10 @@ def _handlers(service: GameMasterService) -> grpc.GenericRpcHandler:
         {
             "Play": grpc.stream_stream_rpc_method_handler(
                 service.play,
+                # Both ways raw: the session encodes each ServerMessage itself (once, with
+                # its events spliced in as bytes encoded once for every seat).
                 request_deserializer=None,
-                response_serializer=pb.ServerMessage.SerializeToString,
+                response_serializer=None,
             ),
             "Watch": grpc.unary_stream_rpc_method_handler(
                 service.watch,
@@ -316,7 +335,12 @@ def _handlers(service: GameMasterService) -> grpc.GenericRpcHandler:
             ),
             "AbortGame": grpc.unary_unary_rpc_method_handler(
                 service.abort_game,
-                request_deserializer=pb.GameRef.FromString,
+                request_deserializer=pb.AbortGameRequest.FromString,
+                response_serializer=pb.GameResult.SerializeToString,
+            ),
+            "ForfeitSeat": grpc.unary_unary_rpc_method_handler(
+                service.forfeit_seat,
+                request_deserializer=pb.ForfeitSeatRequest.FromString,
                 response_serializer=pb.GameResult.SerializeToString,
             ),
         },

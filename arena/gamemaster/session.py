@@ -26,6 +26,7 @@ from arena.gamemaster.policy import (
     SeatClock,
     cut,
 )
+from arena.gamemaster.status import Refusal, Refused
 from arena.legal import Legal
 from arena.observation import observe
 from arena.record import header, to_jsonl
@@ -33,7 +34,24 @@ from arena.wire import pb
 
 log = logging.getLogger(__name__)
 
-Outbox = asyncio.Queue[pb.ServerMessage | None]
+# Serialized ServerMessages: a message is encoded once, here, so that the public events it
+# carries can be spliced in as bytes encoded once for all four seats (see _deliver).
+Outbox = asyncio.Queue[bytes | None]
+# The tag of ServerMessage.events (field 6, length-delimited): protobuf parsers accept a message's
+# fields in any order and append repeated ones, so "message bytes + encoded events" is the
+# message with those events.
+_EVENTS_TAG = b"\x32"
+
+
+def _encoded_event(event: pb.GameEvent) -> bytes:
+    """One GameEvent as an entry of ServerMessage.events (tag, length, bytes)."""
+    body = event.SerializeToString()
+    n, size = len(body), bytearray()
+    while n > 0x7F:
+        size.append((n & 0x7F) | 0x80)
+        n >>= 7
+    size.append(n)
+    return _EVENTS_TAG + bytes(size) + body
 
 
 @dataclass
@@ -44,11 +62,16 @@ class _Answer:
     malformed: str = ""
 
 
+_TIMED_OUT = _Answer(malformed="timed out")  # a sentinel: the decision's time ran out
+
+
 @dataclass
 class _Pending:
     request_id: int
-    future: asyncio.Future[_Answer | None]
+    legal: Legal
+    budget_ms: float  # decision time plus what was left of the bank when it was asked
     started: float  # loop time the request was queued
+    timer: asyncio.TimerHandle | None = None
 
 
 @dataclass
@@ -60,6 +83,8 @@ class SeatState:
     clock: SeatClock
     hello_name: str = ""
     hello_version: str = ""
+    live_events: bool = False  # each event as its own message (Hello.live_events)
+    events_sent: int = 0  # public events this seat has received
     outbox: Outbox | None = None
     pending: _Pending | None = None
     expired: set[int] = field(default_factory=set)  # request ids that timed out
@@ -121,6 +146,7 @@ class GameSession:
         self._log: list[Event] = []  # engine events plus the game master's own fault lines
         self._synced = 0  # engine events copied to _log so far
         self._public: list[pb.GameEvent] = []
+        self._public_bytes: list[bytes] = []  # the same, encoded for ServerMessage.events
         self._watchers: list[asyncio.Queue[pb.GameEvent | None]] = []
         self._all_here = asyncio.Event()
         self._ended = asyncio.Event()
@@ -139,6 +165,7 @@ class GameSession:
         st = self.seats[seat]
         st.hello_name = cut(hello.agent_name, 100)
         st.hello_version = cut(hello.agent_version, 100)
+        st.live_events = hello.live_events
         st.outbox = asyncio.Queue()
         st.outbox.put_nowait(
             pb.ServerMessage(
@@ -152,7 +179,7 @@ class GameSession:
                     protocol_version=wire.PROTOCOL_VERSION,
                     agents=self.agent_names(),
                 )
-            )
+            ).SerializeToString()
         )
         if all(s.connected for s in self.seats):
             self._all_here.set()
@@ -171,8 +198,8 @@ class GameSession:
         kind = msg.WhichOneof("kind") if msg is not None else None
         if msg is not None and kind == "reply":
             rid = msg.reply.request_id
-            if pending is not None and rid == pending.request_id and not pending.future.done():
-                pending.future.set_result(_Answer(reply=msg.reply))
+            if pending is not None and rid == pending.request_id:
+                self._answered(st, _Answer(reply=msg.reply))
                 return
             if rid in st.expired:  # the answer to a request that timed out: the timeout counted
                 st.late_replies += 1
@@ -185,8 +212,8 @@ class GameSession:
             problem = "a second Hello on the same stream"
         else:
             problem = "empty AgentMessage (neither hello nor reply)"
-        if pending is not None and not pending.future.done():
-            pending.future.set_result(_Answer(malformed=problem))
+        if pending is not None:
+            self._answered(st, _Answer(malformed=problem))
             return
         self._unsolicited(st)
         if not self.finished:
@@ -227,6 +254,19 @@ class GameSession:
         self.game.abort(detail)
         self._finish()
 
+    def forfeit_absent(self, seat: int, detail: str) -> None:
+        """The platform says the agent of ``seat`` is gone before it connected: it forfeits now
+        rather than at the connect deadline. Refused if the agent has connected (its own stream
+        tells when it goes); nothing happens if the game has ended."""
+        if self.finished:
+            return
+        if self.seats[seat].connected:
+            raise Refused(
+                Refusal.SEAT_CONNECTED,
+                f"seat {seat} of game {self.game_id} is connected: its stream tells when it goes",
+            )
+        self._forfeit(seat, detail)
+
     def agent_names(self) -> list[str]:
         return [st.agent or st.hello_name or f"seat{st.seat}" for st in self.seats]
 
@@ -237,17 +277,19 @@ class GameSession:
 
     # ------------------------------------------------------------------------- the game loop
 
+    # The decisions are driven by callbacks, not by a loop in this task: the reply (or the
+    # timer) that settles one decision asks for the next at once, in the same step of the
+    # event loop, instead of waking a task to do it (a loop iteration on every decision).
+
     async def run(self) -> None:
-        """Wait for the seats, then ask for decisions until the game ends."""
+        """Wait for the seats, ask for the first decision, then wait for the end."""
         try:
             await self._wait_for_seats()
-            while not self.game.is_over:
-                await self._decide()
-        except Exception as exc:  # a game master bug: end this game, keep serving the others
-            log.exception("game %s: internal error", self.game_id)
             if not self.game.is_over:
-                self._end_detail = f"game master error: {exc!r}"
-                self.game.abort(self._end_detail)
+                self._ask()
+                await self._ended.wait()
+        except Exception as exc:  # a game master bug: end this game, keep serving the others
+            self._internal_error(exc)
         finally:
             if not self.game.is_over:  # cancelled (the server is stopping)
                 self._end_detail = self._end_detail or "game master stopped"
@@ -285,7 +327,15 @@ class GameSession:
         self._sync()
         self._go_live()
 
-    async def _decide(self) -> None:
+    def _internal_error(self, exc: Exception) -> None:
+        log.exception("game %s: internal error", self.game_id)
+        if not self.game.is_over:
+            self._end_detail = f"game master error: {exc!r}"
+            self.game.abort(self._end_detail)
+        self._finish()
+
+    def _ask(self) -> None:
+        """Send the seat to act its decision request and start its clock."""
         game = self.game
         seat = game.to_act
         assert seat is not None
@@ -294,8 +344,7 @@ class GameSession:
         rid = self._next_request
         self._next_request += 1
         st.decisions += 1
-        budget_ms = st.clock.budget_ms
-        pending = _Pending(rid, self._loop.create_future(), self._loop.time())
+        pending = _Pending(rid, legal, st.clock.budget_ms, self._loop.time())
         st.pending = pending
         self._send(
             st,
@@ -303,21 +352,35 @@ class GameSession:
                 rid, observe(game, seat), legal, self.limits.decision_ms, st.clock.bank_ms
             ),
         )
-        try:
-            answer = await asyncio.wait_for(pending.future, budget_ms / 1000)
-        except TimeoutError:
-            answer = None
-            timed_out = True
-        else:
-            timed_out = False
-        finally:
-            st.pending = None
-        if game.is_over:  # ended meanwhile (a forfeit elsewhere, or an abort)
+        pending.timer = self._loop.call_later(
+            pending.budget_ms / 1000, self._answered, st, _TIMED_OUT
+        )
+
+    def _answered(self, st: SeatState, answer: _Answer) -> None:
+        """The pending decision of ``st`` is settled (reply, garbage or timeout): apply it and
+        ask for the next. Runs in the reader's (or the timer's) step, so it must not raise."""
+        pending = st.pending
+        if pending is None or self.finished:
             return
+        st.pending = None
+        if pending.timer is not None:
+            pending.timer.cancel()
+        try:
+            self._settle(st, pending, answer)
+            if not self.game.is_over:
+                self._ask()
+            else:
+                self._finish()
+        except Exception as exc:  # a game master bug: end this game, keep serving the others
+            self._internal_error(exc)
+
+    def _settle(self, st: SeatState, pending: _Pending, answer: _Answer) -> None:
+        game = self.game
+        seat, rid, legal, budget_ms = st.seat, pending.request_id, pending.legal, pending.budget_ms
         ms = (self._loop.time() - pending.started) * 1000
         st.total_ms += ms
         st.max_ms = max(st.max_ms, ms)
-        if timed_out or answer is None:
+        if answer is _TIMED_OUT:
             st.expired.add(rid)
             st.clock.exhaust()
             # The record's text stays free of timings (RECORD.md: only `ms` fields may vary);
@@ -372,8 +435,8 @@ class GameSession:
             extra["note"] = note
         self.game.apply(action, st.seat, **extra)
         st.faults[kind] += 1
+        self._sync()  # first, so that the notice carries the fallback's public event
         self._notify_fault(st, request_id, kind, told or detail, str(action))
-        self._sync()
         self._check_fault_limit(st, kind, detail)
 
     def _fault_between_decisions(self, st: SeatState, kind: FaultKind, detail: str) -> None:
@@ -445,10 +508,12 @@ class GameSession:
             end_msg = wire.game_end(end) if end.get("event") == "game_end" else pb.GameEnd()
             if self._end_detail and not end_msg.detail:
                 end_msg.detail = self._end_detail
+            end_bytes = pb.ServerMessage(game_end=end_msg).SerializeToString()
             for st in self.seats:
-                if st.pending is not None and not st.pending.future.done():
-                    st.pending.future.set_result(None)
-                self._send(st, pb.ServerMessage(game_end=end_msg))
+                if st.pending is not None and st.pending.timer is not None:
+                    st.pending.timer.cancel()
+                st.pending = None
+                self._deliver(st, end_bytes)
                 if st.outbox is not None:
                     st.outbox.put_nowait(None)  # the Play handler closes the stream
             for q in self._watchers:
@@ -500,24 +565,40 @@ class GameSession:
         if msg is None:
             return
         self._public.append(msg)
+        self._public_bytes.append(_encoded_event(msg))
         for q in self._watchers:
             q.put_nowait(msg)
         if self._seats_live:
-            wrapped = pb.ServerMessage(event=msg)
-            for st in self.seats:
-                self._send(st, wrapped)
+            self._push_live(len(self._public) - 1)
+
+    def _push_live(self, index: int) -> None:
+        """Send public event ``index`` at once to the seats that asked for live events."""
+        wrapped: bytes | None = None
+        for st in self.seats:
+            if st.live_events and st.outbox is not None and st.events_sent == index:
+                if wrapped is None:
+                    wrapped = pb.ServerMessage(event=self._public[index]).SerializeToString()
+                st.outbox.put_nowait(wrapped)
+                st.events_sent = index + 1
 
     def _go_live(self) -> None:
-        """Send seats the events so far (the first deal, say); later ones go out as they come."""
+        """From now on seats receive the public events: the ones so far (the first deal, say)
+        ride with each seat's next message, or go out at once to seats with live events."""
         if self._seats_live:
             return
         self._seats_live = True
-        for msg in self._public:
-            wrapped = pb.ServerMessage(event=msg)
-            for st in self.seats:
-                self._send(st, wrapped)
+        for index in range(len(self._public)):
+            self._push_live(index)
 
-    @staticmethod
-    def _send(st: SeatState, msg: pb.ServerMessage) -> None:
+    def _send(self, st: SeatState, msg: pb.ServerMessage) -> None:
         if st.outbox is not None:
-            st.outbox.put_nowait(msg)
+            self._deliver(st, msg.SerializeToString())
+
+    def _deliver(self, st: SeatState, data: bytes) -> None:
+        """Queue one encoded message for a seat, with the public events it has not had yet."""
+        if st.outbox is None:
+            return
+        if self._seats_live and not st.live_events and st.events_sent < len(self._public):
+            data += b"".join(self._public_bytes[st.events_sent :])
+            st.events_sent = len(self._public)
+        st.outbox.put_nowait(data)

@@ -23,6 +23,7 @@ class Refusal(StrEnum):
     BAD_REQUEST = "bad-request"
     ADMIN_ONLY = "admin-only"
     TOO_MANY_GAMES = "too-many-games"
+    SEAT_CONNECTED = "seat-connected"
 
 
 # The one table (STYLE.md habit 6); proto/sixtythree/v1/arena.proto documents it for agents.
@@ -33,11 +34,12 @@ STATUS_CODES: dict[Refusal, grpc.StatusCode] = {
     Refusal.NOT_HELLO: grpc.StatusCode.INVALID_ARGUMENT,  # first message on Play not a Hello
     Refusal.NO_HELLO: grpc.StatusCode.DEADLINE_EXCEEDED,  # no Hello in time after opening
     Refusal.SHUTTING_DOWN: grpc.StatusCode.UNAVAILABLE,  # the game master is stopping
-    Refusal.UNKNOWN_GAME: grpc.StatusCode.NOT_FOUND,  # Watch/AwaitGame/AbortGame: no such game
+    Refusal.UNKNOWN_GAME: grpc.StatusCode.NOT_FOUND,  # Watch and admin calls: no such game
     Refusal.GAME_EXISTS: grpc.StatusCode.ALREADY_EXISTS,  # OpenGame with a game id in use
     Refusal.BAD_REQUEST: grpc.StatusCode.INVALID_ARGUMENT,  # OpenGame: bad ruleset, limits, id
     Refusal.ADMIN_ONLY: grpc.StatusCode.UNAUTHENTICATED,  # admin call without the admin token
     Refusal.TOO_MANY_GAMES: grpc.StatusCode.RESOURCE_EXHAUSTED,  # the open-games cap is hit
+    Refusal.SEAT_CONNECTED: grpc.StatusCode.FAILED_PRECONDITION,  # ForfeitSeat: its agent is here
 }
 
 

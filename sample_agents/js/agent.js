@@ -4,7 +4,8 @@
 // It loads the wire contract, proto/sixtythree/v1/arena.proto, at run time (no generated
 // code), dials the game master named by ARENA_GAME_MASTER, says Hello with ARENA_SEAT_TOKEN and
 // answers every DecisionRequest with a legal action chosen by a small heuristic. Decision
-// requests are self-contained, so the agent keeps no state between them.
+// requests are self-contained, so the agent keeps no state between them. Public events come in
+// `msg.events` of the message that follows them; this agent only counts them.
 //
 //   cd sample_agents/js && npm install
 //   ARENA_GAME_MASTER=127.0.0.1:50051 ARENA_SEAT_TOKEN=... node agent.js
@@ -227,7 +228,11 @@ function play(client, token, random) {
       agent_version: AGENT_VERSION,
     },
   });
+  let events = 0;
   call.on('data', (msg) => {
+    // What happened since our previous message (others' moves, tricks...), oldest first. A bot
+    // that tracks the game would replay these here; ours decides from each request alone.
+    events += (msg.events || []).length;
     switch (msg.kind) {
       case 'welcome':
         welcome = msg.welcome;
@@ -262,7 +267,7 @@ function play(client, token, random) {
         end = msg.game_end;
         call.end();
         break;
-      default: // public events: this agent needs none of them
+      default: // 'event' comes only with Hello.live_events, which this agent does not ask for
         break;
     }
   });
@@ -290,7 +295,7 @@ function play(client, token, random) {
     const outcome = !hasWinner ? 'draw' : end.winner === team ? 'won' : 'lost';
     process.stderr.write(
       `game ${welcome ? welcome.game_id : '?'} over (${end.reason}): scores [${end.scores}], ` +
-        `${outcome}${end.detail ? ` (${end.detail})` : ''}\n`,
+        `${outcome}${end.detail ? ` (${end.detail})` : ''}; ${events} public events seen\n`,
     );
     client.close();
     process.exit(EXIT.OK);

@@ -32,7 +32,10 @@ def main() -> None:
     token = os.environ["ARENA_SEAT_TOKEN"]
     rng = random.Random(token)
     outgoing: queue.Queue[bytes | None] = queue.Queue()
-    hello = pb.AgentMessage(hello=pb.Hello(seat_token=token, protocol_version=1))
+    live = os.environ.get("LIVE_EVENTS") == "1"  # events as their own messages (opt-in)
+    hello = pb.AgentMessage(
+        hello=pb.Hello(seat_token=token, protocol_version=1, live_events=live)
+    )
     outgoing.put(hello.SerializeToString())
     with grpc.insecure_channel(os.environ["ARENA_GAME_MASTER"]) as channel:
         play = channel.stream_stream(

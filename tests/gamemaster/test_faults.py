@@ -152,8 +152,11 @@ def test_flood_of_unknown_request_ids_is_faults_then_forfeit(gm, client, bystand
     assert_forfeit_by_seat0(outcome)
     faults = fault_lines(outcome.record)
     # Faults between decisions get their own record lines (no action was played for them).
+    # One of the flood that arrives after the seat's next request went out answers that
+    # request instead (an "action" line with the fallback): how many do depends on timing.
     assert len(faults) == FAST.fault_limit
-    assert {(f["event"], f["fault"]) for f in faults} == {("fault", "malformed")}
+    assert {f["fault"] for f in faults} == {"malformed"}
+    assert faults[0]["event"] == "fault"
     assert str(forfeit_line(outcome.record)["detail"]).startswith("fault limit")
 
 

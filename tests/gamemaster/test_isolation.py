@@ -66,9 +66,23 @@ def knowledge(record: str, seat: int) -> tuple[dict[int, set[str]], dict[int, se
     return own, pack
 
 
+def parts(msg: pb.ServerMessage) -> list[tuple[pb.DecisionRequest | pb.GameEvent, int]]:
+    """What a message shows, in the order it happened: its bundled events, then itself."""
+    out: list[tuple[pb.DecisionRequest | pb.GameEvent, int]] = [(e, e.hand) for e in msg.events]
+    kind = msg.WhichOneof("kind")
+    if kind == "decision":
+        out.append((msg.decision, msg.decision.observation.hand_number))
+    elif kind == "event":
+        out.append((msg.event, msg.event.hand))
+    return out
+
+
+# Every seat of every ruleset, with events bundled into the messages a seat gets anyway (the
+# default) and with each event as its own message (Hello.live_events).
+@pytest.mark.parametrize("live", [False, True], ids=["bundled", "live"])
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))
 def test_no_seat_ever_receives_a_hidden_card(
-    gm: RunningGameMaster, client: GameMasterClient, ruleset: str, tmp_path: Path
+    gm: RunningGameMaster, client: GameMasterClient, ruleset: str, live: bool, tmp_path: Path
 ) -> None:
     captures = [tmp_path / f"seat{s}.bin" for s in range(4)]
     match = start_match(
@@ -77,7 +91,9 @@ def test_no_seat_ever_receives_a_hidden_card(
         [CAPTURE_AGENT] * 4,
         ruleset={"name": ruleset, "max_hands": 6},
         seed=3,
-        seat_env=[{"CAPTURE_FILE": str(path)} for path in captures],
+        seat_env=[
+            {"CAPTURE_FILE": str(path), "LIVE_EVENTS": "1" if live else "0"} for path in captures
+        ],
     )
     outcome = match.finish(timeout=60)
     assert match.reap() == [0, 0, 0, 0]
@@ -90,20 +106,24 @@ def test_no_seat_ever_receives_a_hidden_card(
         messages = read_capture(captures[seat])
         assert messages[0].WhichOneof("kind") == "welcome"
         assert messages[-1].WhichOneof("kind") == "game_end"
+        sequences, events = [], []
         for msg in messages:
             kind = msg.WhichOneof("kind")
-            if kind == "decision":
-                part: pb.DecisionRequest | pb.GameEvent = msg.decision
-                hand = msg.decision.observation.hand_number
-                assert msg.decision.observation.seat == seat
-            elif kind == "event":
-                part, hand = msg.event, msg.event.hand
-                revealed[hand] |= revealed_by(msg.event)
-            else:
-                continue
-            seen = cards_in(part)
-            assert seen <= pack[hand], seen - pack[hand]
-            leaked = seen - own[hand] - revealed[hand]
-            assert not leaked, f"seat {seat}, hand {hand}: {sorted(leaked)} in {part}"
-            checked += 1
+            assert (kind == "event") == live or kind != "event", "events only when asked for"
+            assert not (live and msg.events), "live events are never bundled too"
+            for part, hand in parts(msg):
+                if isinstance(part, pb.GameEvent):
+                    revealed[hand] |= revealed_by(part)
+                    sequences.append(part.sequence)
+                    events.append(part)
+                else:
+                    assert part.observation.seat == seat
+                seen = cards_in(part)
+                assert seen <= pack[hand], seen - pack[hand]
+                leaked = seen - own[hand] - revealed[hand]
+                assert not leaked, f"seat {seat}, hand {hand}: {sorted(leaked)} in {part}"
+                checked += 1
+        # Every public event exactly once, in order, the last being the end of the game.
+        assert sequences == list(range(len(sequences)))
+        assert events[-1].WhichOneof("event") == "game_end"
     assert checked > 200

@@ -83,6 +83,23 @@ def test_event_lines_name_their_kind_and_keep_every_field() -> None:
     }
 
 
+def test_events_bundled_with_a_message_become_event_lines_before_its_own() -> None:
+    msg = pb.ServerMessage()
+    msg.game_end.reason = "target"
+    for seq, seat in ((7, 1), (8, 2)):
+        event = msg.events.add(sequence=seq, hand=1)
+        event.action.seat = seat
+        event.action.action = "pass"
+    lines = messages.to_lines(msg)
+    assert [(x["type"], x.get("sequence")) for x in lines] == [
+        ("event", 7),
+        ("event", 8),
+        ("game_end", None),
+    ]
+    assert lines[1]["action"] == {"seat": 2, "action": "pass", "hidden_cards": 0, "fault": ""}
+    assert [x["type"] for x in messages.to_lines(msg, events=False)] == ["game_end"]
+
+
 # ----------------------------------------------------------------------------- misbehaving bots
 
 
