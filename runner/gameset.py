@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 CONNECT_MS = 20_000
 # A game's wall-clock bound: four seats' time banks and decisions, plus slack.
 GAME_TIMEOUT = 15 * 60.0
+# How often the agents are checked for an early death while their game runs (os.waitid WNOHANG:
+# cheap), so that one that dies before connecting forfeits at once, not after CONNECT_MS.
+DEATH_POLL_S = 0.05
 
 
 class Launcher(Protocol):
@@ -141,6 +144,62 @@ def _with_deaths(faults: list[FaultInfo], deaths: dict[int, tuple[str, str]]) ->
     return out
 
 
+class _DeathWatch:
+    """While a game runs: an agent that is gone (exited, or never started) before its seat
+    connected forfeits the game through ForfeitSeat at once, instead of after the connect
+    deadline. Agents that connected are the game master's to watch (their stream ends)."""
+
+    def __init__(
+        self,
+        client: GameMasterClient,
+        game_id: str,
+        agents: Sequence[RunningAgent | None],
+        launch_errors: dict[int, str],
+    ) -> None:
+        self._client = client
+        self._game_id = game_id
+        self._agents = agents
+        self._launch_errors = launch_errors
+        self._watched = set(range(len(agents)))
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"deaths {game_id}", daemon=True)
+
+    def __enter__(self) -> _DeathWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while self._watched and not self._done.is_set():
+            for seat in sorted(self._watched):
+                gone = self._gone(seat)
+                if gone is None:
+                    continue
+                self._watched.discard(seat)
+                try:
+                    result = self._client.forfeit_seat(self._game_id, seat, gone)
+                except Exception as exc:  # the connect deadline still ends the game
+                    log.warning("game %s: ForfeitSeat(%d) failed: %s", self._game_id, seat, exc)
+                    continue
+                if result is not None:
+                    log.info("game %s: seat %d forfeited: %s", self._game_id, seat, gone)
+                    return  # the game is over
+            self._done.wait(DEATH_POLL_S)
+
+    def _gone(self, seat: int) -> str | None:
+        """Why the seat's agent is gone, or None while it runs."""
+        if seat in self._launch_errors:
+            return f"crash: the agent could not be started: {self._launch_errors[seat]}"
+        agent = self._agents[seat]
+        if agent is None or agent.poll() is None:
+            return None
+        reason = agent.exit_reason() or f"exited with code {agent.poll()}"
+        return f"crash: the agent {reason} before connecting"
+
+
 def play_game(
     client: GameMasterClient,
     *,
@@ -197,7 +256,8 @@ def play_game(
                 launch_errors[seat] = str(exc)
                 log.warning("game %s seat %d: %s", opened.game_id, seat, exc)
         launched = time.monotonic()
-        result = client.await_game(opened.game_id, timeout=GAME_TIMEOUT)
+        with _DeathWatch(client, opened.game_id, agents, launch_errors):
+            result = client.await_game(opened.game_id, timeout=GAME_TIMEOUT)
         played = time.monotonic()
         deaths = _deaths(agents)
     except BaseException:

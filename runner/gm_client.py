@@ -1,4 +1,5 @@
-"""A worker's client of the game master's admin calls: OpenGame, AwaitGame, AbortGame."""
+"""A worker's client of the game master's admin calls: OpenGame, AwaitGame, AbortGame,
+ForfeitSeat."""
 
 from __future__ import annotations
 
@@ -129,16 +130,33 @@ class GameMasterClient:
             if deadline is not None and time.monotonic() >= deadline:
                 raise GameMasterError(f"game {game_id} did not end within {timeout:.0f} s")
 
-    def abort_game(self, game_id: str) -> Any | None:
+    def abort_game(self, game_id: str, reason: str = "") -> Any | None:
         """End a game with no result; None if the game master does not know it (any more)."""
         try:
             return self._stub.AbortGame(
-                self._pb2.GameRef(game_id=game_id), timeout=_CALL_TIMEOUT, metadata=self._metadata
+                self._pb2.AbortGameRequest(game_id=game_id, reason=reason),
+                timeout=_CALL_TIMEOUT,
+                metadata=self._metadata,
             )
         except grpc.RpcError as error:
             if error.code() == grpc.StatusCode.NOT_FOUND:
                 return None
             raise self._fail("AbortGame", error) from None
+
+    def forfeit_seat(self, game_id: str, seat: int, detail: str) -> Any | None:
+        """End a game as a forfeit by ``seat``, whose agent is gone before it connected, and
+        return its GameResult; None if the seat's agent has connected (the game master sees
+        that one go by itself) or the game is unknown."""
+        try:
+            return self._stub.ForfeitSeat(
+                self._pb2.ForfeitSeatRequest(game_id=game_id, seat=seat, detail=detail),
+                timeout=_CALL_TIMEOUT,
+                metadata=self._metadata,
+            )
+        except grpc.RpcError as error:
+            if error.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
+                return None
+            raise self._fail("ForfeitSeat", error) from None
 
 
 class GameExists(GameMasterError):

@@ -1,0 +1,74 @@
+"""One game played by a worker's play_game: agents that die before connecting forfeit at once."""
+
+from __future__ import annotations
+
+import json
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from arena.config import Limits
+from arena.storage import GameResult
+from runner.gameset import CONNECT_MS, Launchers, SeatBot, play_game
+from runner.gm_client import GameMasterClient
+from runner.launch import AgentLimits, AgentSpec, LaunchError, RunningAgent
+from tests.runner.conftest import BOTS, QUICK, SAMPLE_BOTS
+
+_RANDOM_TOML = tomllib.loads((SAMPLE_BOTS / "random" / "bot.toml").read_text())
+RANDOM = SeatBot(1, "random@1", str(SAMPLE_BOTS / "random"), tuple(_RANDOM_TOML["command"]), None)
+CRASHER = SeatBot(2, "crasher@1", str(BOTS / "crasher"), ("./crash.sh",), None)
+
+
+def _play(game_master: str, seats: list[SeatBot], launchers: Launchers) -> tuple[GameResult, float]:
+    """play_game as a worker calls it, with the default connect deadline; and its seconds."""
+    with GameMasterClient(game_master) as client:
+        start = time.monotonic()
+        result = play_game(
+            client,
+            game_id=f"test-gameset-{time.time_ns()}",
+            game_index=0,
+            seats=seats,
+            ruleset=QUICK,
+            seed=7,
+            first_dealer=0,
+            limits=Limits(),
+            agent_limits=AgentLimits(),
+            launchers=launchers,
+            connect_ms=CONNECT_MS,
+        )
+        return result, time.monotonic() - start
+
+
+@pytest.mark.parametrize("seat", [0, 3])
+def test_a_bot_crashing_at_start_forfeits_well_before_the_connect_timeout(
+    game_master: str, tmp_path: Path, seat: int
+) -> None:
+    seats = [RANDOM] * 4
+    seats[seat] = CRASHER
+    result, elapsed = _play(game_master, seats, Launchers.default(tmp_path / "logs"))
+    assert elapsed < CONNECT_MS / 1000 / 4, f"{elapsed:.1f} s: waited for the connect deadline?"
+    assert result.reason == "forfeit" and result.forfeit_seat == seat
+    assert result.winner == 1 - seat % 2
+    forfeit = [json.loads(x) for x in result.record.decode().splitlines() if '"forfeit"' in x]
+    assert forfeit and "exited with code 3 before connecting" in forfeit[0]["detail"]
+    [fault] = [f for f in result.faults if f.seat == seat]
+    assert fault.kind == "crash" and "segmentation fault (pretend)" in fault.stderr
+
+
+class _FailingLauncher:
+    """A launcher whose agents cannot be started (a missing image, say)."""
+
+    def launch(self, spec: AgentSpec) -> RunningAgent:
+        raise LaunchError("no such image: pretend")
+
+
+def test_a_bot_that_cannot_be_started_forfeits_at_once(game_master: str, tmp_path: Path) -> None:
+    boxed = SeatBot(3, "boxed@1", str(SAMPLE_BOTS / "random"), None, "arena-test/none:1")
+    launchers = Launchers.default(tmp_path / "logs")
+    launchers.container = _FailingLauncher()
+    result, elapsed = _play(game_master, [RANDOM, boxed, RANDOM, RANDOM], launchers)
+    assert elapsed < CONNECT_MS / 1000 / 4, f"{elapsed:.1f} s: waited for the connect deadline?"
+    assert result.reason == "forfeit" and result.forfeit_seat == 1
+    assert any(f.seat == 1 and "could not be started" in f.detail for f in result.faults)
