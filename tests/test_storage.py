@@ -67,7 +67,9 @@ def _tournament(db: Database, sets: int = 2, *, tid: str = "t-20261129-abcd") ->
         return t.id
 
 
-def _games(winner0: int | None = 0, winner1: int | None = 1, record: bytes = RECORD) -> list[GameResult]:
+def _games(
+    winner0: int | None = 0, winner1: int | None = 1, record: bytes = RECORD
+) -> list[GameResult]:
     a, b = "alpha@1", "beta@1"
     return [
         GameResult(
