@@ -86,17 +86,50 @@ def _parse_action(text: str) -> Action:
 _TRICKS_KEPT = 64  # completed tricks cached on either side: a hand has at most 13
 
 
-# Completed tricks go out again in every later request of their hand: keep their messages
-# (the game master's side), keyed by the trick itself, for the current hand or so.
-_TRICK_MESSAGES: dict[SeenTrick, pb.Trick] = {}
+def varint(n: int) -> bytes:
+    """Protobuf's base-128 encoding of a length (or any unsigned number)."""
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
-def _completed_trick_to_pb(trick: SeenTrick) -> pb.Trick:
-    found = _TRICK_MESSAGES.get(trick)
+def framed(tag: bytes, body: bytes) -> bytes:
+    """A length-delimited field: its tag, the body's length, the body."""
+    return tag + varint(len(body)) + body
+
+
+# Tags (field number << 3 | 2, as varints) of the fields the game master encodes by hand.
+_AUCTION_TAG = b"\x5a"  # Observation.auction = 11
+_TRICKS_TAG = b"\xaa\x01"  # Observation.tricks = 21
+_OBSERVATION_TAG = b"\x12"  # DecisionRequest.observation = 2
+_DECISION_TAG = b"\x12"  # ServerMessage.decision = 2
+
+# The auction and the completed tricks, append-only within a hand, go out again in every later
+# request of the hand: each entry is encoded once and kept (a few hundred auction entries can
+# exist; tricks are kept for the current hand or so).
+_AUCTION_BYTES: dict[tuple[int, str], bytes] = {}
+_TRICK_BYTES: dict[SeenTrick, bytes] = {}
+
+
+def _auction_entry_bytes(entry: tuple[int, str]) -> bytes:
+    found = _AUCTION_BYTES.get(entry)
     if found is None:
-        if len(_TRICK_MESSAGES) >= _TRICKS_KEPT:
-            _TRICK_MESSAGES.clear()
-        found = _TRICK_MESSAGES[trick] = _trick_to_pb(trick)
+        if len(_AUCTION_BYTES) >= 1024:  # only bad input gets here
+            _AUCTION_BYTES.clear()
+        body = pb.AuctionEntry(seat=entry[0], action=entry[1]).SerializeToString()
+        found = _AUCTION_BYTES[entry] = framed(_AUCTION_TAG, body)
+    return found
+
+
+def _trick_bytes(trick: SeenTrick) -> bytes:
+    found = _TRICK_BYTES.get(trick)
+    if found is None:
+        if len(_TRICK_BYTES) >= _TRICKS_KEPT:
+            _TRICK_BYTES.clear()
+        found = _TRICK_BYTES[trick] = framed(_TRICKS_TAG, _trick_to_pb(trick).SerializeToString())
     return found
 
 
@@ -135,6 +168,24 @@ def _completed_trick(msg: pb.Trick) -> SeenTrick:
 
 
 def observation_to_pb(obs: Observation) -> pb.Observation:
+    msg = _observation_core(obs)
+    msg.auction.extend(pb.AuctionEntry(seat=s, action=a) for s, a in obs.auction)
+    msg.tricks.extend(map(_trick_to_pb, obs.tricks))
+    return msg
+
+
+def observation_bytes(obs: Observation) -> bytes:
+    """``observation_to_pb(obs).SerializeToString()`` in effect (the same message once
+    parsed), with the auction and completed tricks spliced in from bytes encoded once."""
+    return (
+        _observation_core(obs).SerializeToString()
+        + b"".join(map(_auction_entry_bytes, obs.auction))
+        + b"".join(map(_trick_bytes, obs.tricks))
+    )
+
+
+def _observation_core(obs: Observation) -> pb.Observation:
+    """The observation without its auction and completed tricks."""
     msg = pb.Observation(
         seat=obs.seat,
         team=obs.team,
@@ -145,13 +196,11 @@ def observation_to_pb(obs: Observation) -> pb.Observation:
         hand=_cards(obs.hand),
         card_counts=obs.card_counts,
         stock_count=obs.stock_count,
-        auction=[pb.AuctionEntry(seat=s, action=a) for s, a in obs.auction],
         high_bid=obs.high_bid,
         discarded=obs.discarded,
         drawn=obs.drawn,
         given=[pb.Gift(from_seat=f, to_seat=t, cards=_cards(cs)) for f, t, cs in obs.given],
         out=obs.out,
-        tricks=list(map(_completed_trick_to_pb, obs.tricks)),
         points=obs.points,
         scores=obs.scores,
     )
@@ -324,6 +373,25 @@ def decision_request(
             bank_ms_left=max(0, int(bank_ms_left)),
         )
     )
+
+
+def decision_request_bytes(
+    request_id: int,
+    obs: Observation,
+    legal: Legal,
+    decision_ms_left: float,
+    bank_ms_left: float,
+) -> bytes:
+    """The encoded ServerMessage of ``decision_request`` (equal to it once parsed), built for
+    the game master's hot path: the observation from ``observation_bytes``."""
+    rest = pb.DecisionRequest(
+        request_id=request_id,
+        legal=legal_to_pb(legal),
+        decision_ms_left=max(0, int(decision_ms_left)),
+        bank_ms_left=max(0, int(bank_ms_left)),
+    ).SerializeToString()
+    body = rest + framed(_OBSERVATION_TAG, observation_bytes(obs))
+    return framed(_DECISION_TAG, body)
 
 
 def reply(request_id: int, action: Action | str, note: str = "") -> pb.AgentMessage:

@@ -1,8 +1,10 @@
-"""One game on the game master: its four seats, the decision loop and the fault policy applied.
+"""One game on the game master: its four seats, the decisions and the fault policy applied.
 
 Everything here runs on the server's asyncio loop, so a session needs no locks: agents' messages
-arrive through ``on_message``/``on_disconnect`` and the loop in ``run`` asks for decisions.
-Nothing an agent sends can raise out of here; a bug in the session aborts its own game only.
+arrive through ``on_message``/``on_disconnect``; ``run`` waits for the seats and asks for the
+first decision, and from then on whatever settles a decision (its reply, or its timer) asks for
+the next. Nothing an agent sends can raise out of here; a bug in the session aborts its own game
+only.
 """
 
 from __future__ import annotations
@@ -45,13 +47,7 @@ _EVENTS_TAG = b"\x32"
 
 def _encoded_event(event: pb.GameEvent) -> bytes:
     """One GameEvent as an entry of ServerMessage.events (tag, length, bytes)."""
-    body = event.SerializeToString()
-    n, size = len(body), bytearray()
-    while n > 0x7F:
-        size.append((n & 0x7F) | 0x80)
-        n >>= 7
-    size.append(n)
-    return _EVENTS_TAG + bytes(size) + body
+    return wire.framed(_EVENTS_TAG, event.SerializeToString())
 
 
 @dataclass
@@ -346,9 +342,9 @@ class GameSession:
         st.decisions += 1
         pending = _Pending(rid, legal, st.clock.budget_ms, self._loop.time())
         st.pending = pending
-        self._send(
+        self._deliver(
             st,
-            wire.decision_request(
+            wire.decision_request_bytes(
                 rid, observe(game, seat), legal, self.limits.decision_ms, st.clock.bank_ms
             ),
         )

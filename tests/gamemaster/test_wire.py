@@ -28,10 +28,16 @@ def test_observations_and_legal_actions_round_trip(ruleset: str) -> None:
             seat = game.to_act
             assert seat is not None
             obs, legal = observe(game, seat), game.legal()
-            msg = pb.ServerMessage.FromString(
-                wire.decision_request(7, obs, legal, 2000, 500).SerializeToString()
-            ).decision
+            whole = wire.decision_request(7, obs, legal, 2000, 500)
+            # The game master's hand-spliced bytes are the same message once parsed.
+            spliced = pb.ServerMessage.FromString(
+                wire.decision_request_bytes(7, obs, legal, 2000, 500)
+            )
+            assert spliced == whole
+            msg = pb.ServerMessage.FromString(whole.SerializeToString()).decision
             assert wire.observation_from_pb(msg.observation) == obs
+            lazy = wire.lazy_observation(msg.observation)
+            assert lazy == obs and lazy.hand == obs.hand and lazy.to_dict() == obs.to_dict()
             back = wire.legal_from_pb(msg.legal, obs.phase, seat)
             assert back.choice == legal.choice and back.actions == legal.actions
             assert back.first() == legal.first() and msg.legal.fallback == str(legal.first())
