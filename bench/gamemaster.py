@@ -4,10 +4,12 @@
     here, generic handlers on bytes, the client on grpc's sync API like the Python SDK), with
     the average DecisionRequest's size; (b) full standard games between four Python SDK agent
     processes that answer instantly, one game at a time, per decision, and the ratio to (a);
+(a4) the ping-pong with four client processes taking turns (what four seats cost by themselves);
 (c) games per second with 1, 2, 4, 8 games at once (fresh agent processes per game, as the
     platform plays); (d) the same games as (b) with four stdio-bridge bots.
 The game master runs in its own process (`arena gamemaster`). Per-decision times run from the
-game's first public event (all seats connected) to its last, seen by a Watch stream.
+first message a seat gets after its Welcome (all seats are there) to the last GameEnd, as the
+agents tell (wall clock); (b) is also run with a spectator (a Watch stream) to show its cost.
 Run: python bench/gamemaster.py [--games N] [--pings N] [--quick]
 """
 
@@ -21,6 +23,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -100,6 +103,100 @@ def ping_pong(count: int, request_bytes: int, reply_bytes: int) -> float:
         server.wait(10)
 
 
+# ----------------------------------------------------------------------------- (a4) relay
+
+
+def _relay_server(reply_bytes: int, rounds: int) -> None:
+    """Like the echo server, but with four clients taking turns, as four seats do: each answer
+    from client i sends the next message to client i+1. No game, no protobuf: what four agent
+    processes taking turns cost by themselves. Prints the port, then seconds per round trip."""
+
+    async def main() -> None:
+        ping = b"x" * reply_bytes
+        outboxes: list[asyncio.Queue[bytes | None]] = []
+        all_here = asyncio.Event()
+        done = asyncio.Event()
+        trips = 0
+        start = 0.0
+
+        async def relay(requests, context):  # type: ignore[no-untyped-def]
+            nonlocal trips, start
+            me = len(outboxes)
+            outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+            outboxes.append(outbox)
+            if len(outboxes) == 4:
+                all_here.set()
+
+            async def read() -> None:
+                nonlocal trips, start
+                async for _ in requests:
+                    trips += 1
+                    if trips == rounds // 10:  # warm-up done
+                        start = time.perf_counter()
+                    if trips == rounds:
+                        print((time.perf_counter() - start) / (rounds - rounds // 10), flush=True)
+                        for q in outboxes:
+                            q.put_nowait(None)
+                        done.set()
+                        return
+                    outboxes[(me + 1) % 4].put_nowait(ping)
+
+            reader = asyncio.create_task(read())
+            while (msg := await outbox.get()) is not None:
+                yield msg
+            reader.cancel()
+
+        server = grpc.aio.server()
+        handler = grpc.method_handlers_generic_handler(
+            "bench.Echo", {"Ping": grpc.stream_stream_rpc_method_handler(relay)}
+        )
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        print(port, flush=True)
+        await all_here.wait()
+        outboxes[0].put_nowait(ping)
+        await done.wait()
+        await server.stop(1)
+
+    asyncio.run(main())
+
+
+def _relay_client(port: int, request_bytes: int) -> None:
+    """Answer every message at once, with the SDK's pattern (see ping_pong)."""
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    outgoing: queue.Queue[bytes | None] = queue.Queue()
+    replies = channel.stream_stream(ECHO_METHOD)(iter(outgoing.get, None))
+    payload = b"r" * request_bytes
+    try:
+        for _ in replies:
+            outgoing.put(payload)
+    except grpc.RpcError:
+        pass
+    outgoing.put(None)
+    channel.close()
+
+
+def relay(count: int, request_bytes: int, reply_bytes: int) -> float:
+    """Seconds per round trip with four client processes taking turns (a4)."""
+    server = subprocess.Popen(
+        [PY, str(HERE), "--relay-server", str(reply_bytes), str(count)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    port = server.stdout.readline().strip()
+    clients = [
+        subprocess.Popen([PY, str(HERE), "--relay-client", port, str(request_bytes)])
+        for _ in range(4)
+    ]
+    seconds = float(server.stdout.readline())
+    server.wait(30)
+    for c in clients:
+        c.wait(30)
+    return seconds
+
+
 def decision_sizes() -> tuple[int, int]:
     """Average bytes of a DecisionRequest and of a Reply over one in-process game."""
     from arena import wire
@@ -123,11 +220,19 @@ def decision_sizes() -> tuple[int, int]:
 # ----------------------------------------------------------------------------- agents
 
 
+def _write_times(first: float, end: float) -> None:
+    """Tell the benchmark when this seat got its first message after the Welcome, and GameEnd
+    (wall-clock times: the processes share the machine's clock)."""
+    with open(os.environ["BENCH_TIMES"], "w") as out:
+        out.write(f"{first!r} {end!r}\n")
+
+
 def _first_agent() -> None:
     """An SDK agent that answers instantly: a random legal action (first legal for choices)."""
-    from arena.agent import run
+    from arena.agent import play
     from arena.legal import Legal
     from arena.observation import Observation
+    from arena.wire import pb
 
     class Instant:
         name = "instant"
@@ -140,13 +245,29 @@ def _first_agent() -> None:
                 return legal.first()
             return self.rng.choice(legal.actions)
 
-    run(Instant())  # type: ignore[arg-type]
+    times: list[float] = []
+
+    def seen(msg: pb.ServerMessage) -> None:
+        kind = msg.WhichOneof("kind")
+        if kind == "game_end" or (kind != "welcome" and not times):
+            times.append(time.time())
+
+    play(
+        Instant(),  # type: ignore[arg-type]
+        os.environ["ARENA_GAME_MASTER"],
+        os.environ["ARENA_SEAT_TOKEN"],
+        on_message=seen,
+    )
+    _write_times(times[0], times[-1])
 
 
 _STDIO_BOT = r"""
-import json, random, sys
+import json, os, random, sys, time
 rng = random.Random(0)
+first = None
 for line in sys.stdin:
+    if first is None and not line.startswith('{"type":"welcome"'):
+        first = time.time()
     if line.startswith('{"type":"decision"'):
         msg = json.loads(line)
         legal = msg["legal"]
@@ -154,6 +275,8 @@ for line in sys.stdin:
         sys.stdout.write(json.dumps({"request_id": msg["request_id"], "action": action}) + "\n")
         sys.stdout.flush()
     elif line.startswith('{"type":"game_end"'):
+        with open(os.environ["BENCH_TIMES"], "w") as out:
+            out.write(f"{first!r} {time.time()!r}\n")
         break
 """
 
@@ -168,7 +291,7 @@ STDIO_AGENT = (PY, "-m", "arena.cli", "stdio-agent", "--", PY, "-c", _STDIO_BOT)
 class GameTiming:
     decisions: int
     seen_ms: float  # round trips as the game master timed them (request sent to reply read)
-    play_s: float  # first public event to the last
+    play_s: float  # first message after the Welcomes to the last GameEnd
     total_s: float  # OpenGame to the result, agent start-up included
 
 
@@ -200,50 +323,61 @@ class GameMasterProcess:
         self.proc.wait(30)
 
 
-def play_one(address: str, agent: Sequence[str], seed: int) -> GameTiming:
+def play_one(address: str, agent: Sequence[str], seed: int, watch: bool = False) -> GameTiming:
+    """One game. Its play time runs from the first message any seat gets after its Welcome (the
+    game starts once all four are there) to the last GameEnd received, as the agents tell.
+    ``watch`` adds a spectator: a Watch stream read to the end, as a dashboard would."""
     from arena import wire
     from arena.gamemaster.client import GameMasterClient
     from arena.wire import pb
 
     start = time.perf_counter()
-    with GameMasterClient(address, admin_token="") as client:
+    with (
+        GameMasterClient(address, admin_token="") as client,
+        tempfile.TemporaryDirectory(prefix="bench-gm-") as tmp,
+    ):
         game = client.open_game("standard", seed, limits=LIMITS)
         channel = grpc.insecure_channel(address)
-        watch = channel.unary_stream(
-            wire.WATCH,
-            request_serializer=pb.WatchRequest.SerializeToString,
-            response_deserializer=pb.GameEvent.FromString,
-        )(pb.WatchRequest(game_id=game.game_id))
+        events = None
+        if watch:
+            events = channel.unary_stream(
+                wire.WATCH,
+                request_serializer=pb.WatchRequest.SerializeToString,
+                response_deserializer=pb.GameEvent.FromString,
+            )(pb.WatchRequest(game_id=game.game_id))
         env = dict(os.environ, ARENA_GAME_MASTER=address, PYTHONPATH=str(REPO))
+        times = [Path(tmp) / f"seat{seat}" for seat in range(4)]
         procs = [
             subprocess.Popen(
                 list(agent),
-                env={**env, "ARENA_SEAT_TOKEN": token},
+                env={**env, "ARENA_SEAT_TOKEN": token, "BENCH_TIMES": str(path)},
                 stderr=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
             )
-            for token in game.tokens
+            for token, path in zip(game.tokens, times, strict=True)
         ]
-        first = last = 0.0
-        for _event in watch:
-            last = time.perf_counter()
-            first = first or last
+        for _event in events or ():
+            pass
         outcome = client.await_game(game.game_id, timeout=600)
         total = time.perf_counter() - start
         for p in procs:
             p.wait(30)
         channel.close()
+        seat_times = [tuple(map(float, path.read_text().split())) for path in times]
     if outcome.reason not in ("target", "max_hands"):
         raise RuntimeError(f"game {outcome.game_id} ended {outcome.reason}: {outcome.detail}")
     decisions = sum(s.decisions for s in outcome.seats)
     seen = float(sum(s.total_ms for s in outcome.seats))
-    return GameTiming(decisions, seen, last - first, total)
+    play_s = max(end for _, end in seat_times) - min(first for first, _ in seat_times)
+    return GameTiming(decisions, seen, play_s, total)
 
 
-def per_decision(address: str, agent: Sequence[str], games: int) -> tuple[float, float, int]:
+def per_decision(
+    address: str, agent: Sequence[str], games: int, watch: bool = False
+) -> tuple[float, float, int]:
     """Seconds per decision over ``games`` sequential games, of which the game master saw
     as the agent's round trip; and the decisions played."""
-    timings = [play_one(address, agent, seed) for seed in range(games)]
+    timings = [play_one(address, agent, seed, watch) for seed in range(games)]
     decisions = sum(t.decisions for t in timings)
     seen = sum(t.seen_ms for t in timings) / 1000 / decisions
     return sum(t.play_s for t in timings) / decisions, seen, decisions
@@ -268,12 +402,20 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer games and round trips")
     parser.add_argument("--echo-server", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--agent", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--relay-server", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--relay-client", nargs=2, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server is not None:
         _echo_server(args.echo_server)
         return
     if args.agent:
         _first_agent()
+        return
+    if args.relay_server:
+        _relay_server(*args.relay_server)
+        return
+    if args.relay_client:
+        _relay_client(*args.relay_client)
         return
     games = 2 if args.quick else args.games
     pings = 500 if args.quick else args.pings
@@ -283,17 +425,29 @@ def main() -> None:
         f"grpcio {grpc.__version__}"
     )
     request_bytes, reply_bytes = decision_sizes()
-    rtt = ping_pong(pings, reply_bytes, request_bytes)
-    rows: list[tuple[str, str, str]] = [
-        (
-            "(a) raw gRPC ping-pong, 2 processes",
-            f"{rtt * 1e6:8.0f} µs/round trip",
-            f"{pings} trips, {request_bytes} B down / {reply_bytes} B up",
-        )
-    ]
+    # (a) is measured just before and just after (b), and (b) is compared with their mean: on
+    # a shared machine the load changes within minutes, and a ratio of two measurements taken
+    # under different loads means little.
+    rtt_before = ping_pong(pings, reply_bytes, request_bytes)
     gm = GameMasterProcess()
     try:
         sdk, sdk_seen, sdk_n = per_decision(gm.address, SDK_AGENT, games)
+        rtt_after = ping_pong(pings, reply_bytes, request_bytes)
+        rtt = (rtt_before + rtt_after) / 2
+        turns = relay(pings, reply_bytes, request_bytes)
+        rows: list[tuple[str, str, str]] = [
+            (
+                "(a) raw gRPC ping-pong, 2 processes",
+                f"{rtt * 1e6:8.0f} µs/round trip",
+                f"{pings} trips before (b) and after: {rtt_before * 1e6:.0f} and "
+                f"{rtt_after * 1e6:.0f} µs; {request_bytes} B down / {reply_bytes} B up",
+            ),
+            (
+                "(a4) the same, 4 clients taking turns",
+                f"{turns * 1e6:8.0f} µs/round trip",
+                f"{turns / rtt:.2f}× (a): four processes taking turns, no game master work",
+            ),
+        ]
         rows.append(
             (
                 "(b) SDK agents, 1 game at a time",
@@ -307,6 +461,14 @@ def main() -> None:
                 f"{sdk_seen * 1e6:8.0f} µs/decision",
                 f"{sdk_seen / rtt:.2f}× (a); the rest, {(sdk - sdk_seen) * 1e6:.0f} µs, is the "
                 "GM between a reply and the next request",
+            )
+        )
+        watched, _, watched_n = per_decision(gm.address, SDK_AGENT, games, watch=True)
+        rows.append(
+            (
+                "(b) with a spectator (Watch)",
+                f"{watched * 1e6:8.0f} µs/decision",
+                f"+{(watched - sdk) * 1e6:.0f} µs over (b), {watched_n} decisions",
             )
         )
         for c in (1, 2, 4, 8):
