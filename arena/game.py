@@ -17,7 +17,7 @@ from arena.actions import Action, ActionKind, parse_action
 from arena.cards import CARD_TEXT, CARDS, Card, Suit, cards_text, deck, sorted_cards
 from arena.errors import GameOver, IllegalAction, NotYourTurn, UnparseableAction
 from arena.legal import CardChoice, Legal, Phase
-from arena.rulesets import Redeal, Ruleset, TwoScoresFor
+from arena.rulesets import DirtFollow, Redeal, Ruleset, TwoScoresFor
 from arena.trumps import TrumpTable, trump_table
 
 HAND_SIZE = 9
@@ -82,6 +82,7 @@ class Game:
         self.winner: int | None = None
         self.end_reason: str | None = None
         self._legal: Legal | None = None
+        self._follow_suit = ruleset.dirt_follow is DirtFollow.SUIT  # read on every play
         self._start_hand()
 
     # ----------------------------------------------------------------------------- queries
@@ -494,7 +495,7 @@ class Game:
                 allowed = [c for c in hand if table.is_trump[c]] or hand
         else:
             led = table.suit_of[self.trick[0][1]]
-            if table.is_trump[self.trick[0][1]] or self.ruleset.dirt_follow.value == "suit":
+            if table.is_trump[self.trick[0][1]] or self._follow_suit:
                 suit_of = table.suit_of
                 allowed = [c for c in hand if suit_of[c] == led] or hand
         return Legal(Phase.PLAY, seat, tuple(map(_PLAYS.__getitem__, allowed)))
