@@ -11,10 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+import grpc
+
 from arena.config import Limits
+from arena.gamemaster.client import GameExists, GameMasterClient, GameMasterError
+from arena.gamemaster.policy import GameLimits
 from arena.storage import FaultInfo, GameResult
 from arena.storage.models import BotVersion
-from runner.gm_client import GameExists, GameMasterClient
 from runner.launch import (
     AgentLimits,
     AgentSpec,
@@ -144,6 +147,9 @@ def _with_deaths(faults: list[FaultInfo], deaths: dict[int, tuple[str, str]]) ->
     return out
 
 
+_FORFEIT_REFUSALS = (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND)
+
+
 class _DeathWatch:
     """While a game runs: an agent that is gone (exited, or never started) before its seat
     connected forfeits the game through ForfeitSeat at once, instead of after the connect
@@ -180,13 +186,15 @@ class _DeathWatch:
                     continue
                 self._watched.discard(seat)
                 try:
-                    result = self._client.forfeit_seat(self._game_id, seat, gone)
+                    self._client.forfeit_seat(self._game_id, seat, gone)
                 except Exception as exc:  # the connect deadline still ends the game
-                    log.warning("game %s: ForfeitSeat(%d) failed: %s", self._game_id, seat, exc)
+                    # Refused if the seat connected (the game master sees its agent go by
+                    # itself) or the game is over: nothing to report.
+                    if not (isinstance(exc, GameMasterError) and exc.code() in _FORFEIT_REFUSALS):
+                        log.warning("game %s: ForfeitSeat(%d) failed: %s", self._game_id, seat, exc)
                     continue
-                if result is not None:
-                    log.info("game %s: seat %d forfeited: %s", self._game_id, seat, gone)
-                    return  # the game is over
+                log.info("game %s: seat %d forfeited: %s", self._game_id, seat, gone)
+                return  # the game is over
             self._done.wait(DEATH_POLL_S)
 
     def _gone(self, seat: int) -> str | None:
@@ -219,27 +227,30 @@ def play_game(
     """Open one game, start its four agents, wait for the end, stop them, return the result."""
     started = time.monotonic()
     names = [bot.ref for bot in seats]
+    game_limits = GameLimits(limits.decision_ms, limits.bank_ms, limits.fault_limit, connect_ms)
     try:
         opened = client.open_game(
-            game_id=game_id,
-            ruleset=ruleset,
-            seed=seed,
+            ruleset,
+            seed,
             first_dealer=first_dealer,
             agents=names,
-            limits=limits,
-            connect_ms=connect_ms,
+            limits=game_limits,
+            game_id=game_id,
         )
     except GameExists:
         # An earlier attempt's game (its worker died): end it and play under a fresh id.
-        client.abort_game(game_id)
+        try:
+            client.abort_game(game_id)
+        except GameMasterError as exc:
+            if exc.code() != grpc.StatusCode.NOT_FOUND:  # gone by itself meanwhile
+                raise
         opened = client.open_game(
-            game_id=f"{game_id}.{int(time.time() * 1000) % 10**9}",
-            ruleset=ruleset,
-            seed=seed,
+            ruleset,
+            seed,
             first_dealer=first_dealer,
             agents=names,
-            limits=limits,
-            connect_ms=connect_ms,
+            limits=game_limits,
+            game_id=f"{game_id}.{int(time.time() * 1000) % 10**9}",
         )
     address = agent_game_master or client.address
     agents: list[RunningAgent | None] = [None, None, None, None]
@@ -248,7 +259,7 @@ def play_game(
     try:
         for seat, bot in enumerate(seats):
             label = f"{opened.game_id}-s{seat}"
-            spec = _spec(bot, opened.seat_tokens[seat], address, label, agent_limits)
+            spec = _spec(bot, opened.tokens[seat], address, label, agent_limits)
             try:
                 agents[seat] = launchers.for_bot(bot).launch(spec)
             except LaunchError as exc:
@@ -274,20 +285,19 @@ def play_game(
         timings(GameTiming(launched - started, played - launched, stopped - played))
     for seat, error in launch_errors.items():
         deaths[seat] = (f"could not be started: {error}", "")
-    record = result.record_jsonl
-    stats = list(result.seats)
-    scores = list(result.scores)
+    record = result.record
+    stats = result.seats
     return GameResult(
         game_index=game_index,
         seats=[bot.version_id for bot in seats],
-        scores=(int(scores[0]), int(scores[1])) if len(scores) == 2 else (0, 0),
-        winner=int(result.winner) if result.HasField("winner") else None,
+        scores=result.scores,
+        winner=result.winner,
         reason=result.reason or "aborted",
-        hands=int(result.hands),
+        hands=result.hands,
         record=record.encode("utf-8"),
-        decisions=sum(int(s.decisions) for s in stats),
-        think_ms=[int(s.total_ms) for s in stats] if len(stats) == 4 else (0, 0, 0, 0),
-        forfeit_seat=int(result.forfeit_seat) if result.HasField("forfeit_seat") else None,
+        decisions=sum(s.decisions for s in stats),
+        think_ms=[s.total_ms for s in stats] if len(stats) == 4 else (0, 0, 0, 0),
+        forfeit_seat=result.forfeit_seat,
         faults=_with_deaths(_record_faults(record), deaths),
         seed=seed,
         first_dealer=first_dealer,

@@ -11,8 +11,8 @@ from typing import Any
 import redis
 
 from arena.config import database_url, env
+from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, open_database
-from runner.gm_client import GameMasterClient
 
 log = logging.getLogger(__name__)
 

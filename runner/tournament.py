@@ -14,10 +14,10 @@ from sqlalchemy.orm import Session
 
 from arena.config import Limits
 from arena.errors import ArenaError
+from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, NotFound, PlannedSet, SetState, TournamentState, repo
 from arena.storage.models import BotVersion, Tournament
 from runner.gameset import CONNECT_MS, GameTiming, Launchers, SeatBot, play_game
-from runner.gm_client import GameMasterClient
 from runner.launch import AgentLimits
 from runner.plan import plan_tournament
 from runner.ratings_update import update_ratings

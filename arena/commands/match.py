@@ -105,8 +105,8 @@ def _report(sprt: Sprt, index: int, total: int, score: float | None) -> None:
 
 
 def _play_here(db: Database, set_ids: list[str], sprt: Sprt) -> int:
+    from arena.gamemaster.client import GameMasterClient
     from arena.gamemaster.server import start_in_thread
-    from runner.gm_client import GameMasterClient
     from runner.tournament import run_game_set
 
     with start_in_thread() as gm, GameMasterClient(gm.address) as client:

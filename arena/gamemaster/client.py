@@ -4,16 +4,51 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
 from arena import wire
+from arena.errors import ArenaError
 from arena.gamemaster.policy import GameLimits
 from arena.rulesets import Ruleset
 from arena.wire import pb
+
+T = TypeVar("T")
+
+# How long one AwaitGame call may block: short, so that a caller's signals (a job timeout, its
+# parent worker dying) are handled between calls rather than after the whole game.
+AWAIT_SLICE_S = 2.0
+
+
+class GameMasterError(ArenaError, grpc.RpcError):
+    """The game master refused a call or could not be reached; ``code()`` is the call's status."""
+
+    def __init__(self, message: str, code: grpc.StatusCode, details: str = "") -> None:
+        super().__init__(message)
+        self._code = code
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+class GameExists(GameMasterError):
+    """OpenGame with a game id the game master already has (an earlier attempt's game)."""
+
+    def __init__(self, game_id: str, details: str = "") -> None:
+        super().__init__(
+            f"the game master already has a game {game_id!r}",
+            grpc.StatusCode.ALREADY_EXISTS,
+            details,
+        )
+        self.game_id = game_id
 
 
 @dataclass(frozen=True)
@@ -95,7 +130,10 @@ class GameOutcome:
 
 
 class GameMasterClient:
-    """A synchronous client of the admin calls. Thread-safe (one gRPC channel)."""
+    """A synchronous client of the admin calls. Thread-safe (one gRPC channel).
+
+    Every failed call raises GameMasterError, an ArenaError that is also the grpc.RpcError.
+    """
 
     def __init__(self, address: str, admin_token: str | None = None) -> None:
         self.address = address
@@ -124,6 +162,22 @@ class GameMasterClient:
             response_deserializer=pb.GameResult.FromString,
         )
 
+    def _call(self, what: str, method: Callable[..., T], request: Any, timeout: float | None) -> T:
+        """One admin call; a failure is raised as a GameMasterError saying what went wrong."""
+        try:
+            return method(request, timeout=timeout, metadata=self._metadata)
+        except grpc.RpcError as error:
+            code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
+            details = (error.details() if isinstance(error, grpc.Call) else "") or str(error)
+            if code == grpc.StatusCode.UNAVAILABLE:
+                message = (
+                    f"cannot reach the game master at {self.address} ({details}): start it with "
+                    "`arena gamemaster` or set ARENA_GAME_MASTER"
+                )
+            else:
+                message = f"game master {self.address}: {what} failed: {code.name}: {details}"
+            raise GameMasterError(message, code, details) from None
+
     def wait_ready(self, timeout: float = 10.0) -> None:
         """Block until the game master is reachable (grpc.FutureTimeoutError otherwise)."""
         grpc.channel_ready_future(self._channel).result(timeout=timeout)
@@ -139,9 +193,12 @@ class GameMasterClient:
         game_id: str = "",
         timeout: float = 30.0,
     ) -> OpenedGame:
-        """Create a game. ``ruleset``: a name, a Ruleset, or a dict of parameters."""
+        """Create a game. ``ruleset``: a name, a JSON object of parameters, a Ruleset, or a dict
+        of parameters. GameExists if the game master already has ``game_id``."""
         request = pb.OpenGameRequest(agents=list(agents), game_id=game_id)
-        if isinstance(ruleset, str):
+        if isinstance(ruleset, str) and ruleset.strip().startswith("{"):
+            request.ruleset_json = ruleset.strip()
+        elif isinstance(ruleset, str):
             request.ruleset = ruleset
         else:
             params = ruleset.parameters() if isinstance(ruleset, Ruleset) else dict(ruleset)
@@ -156,9 +213,17 @@ class GameMasterClient:
             values = limits.to_dict() if isinstance(limits, GameLimits) else dict(limits)
             for name, value in values.items():
                 setattr(request.limits, name, value)
-        reply = self._open(request, timeout=timeout, metadata=self._metadata)
+        try:
+            reply = self._call("OpenGame", self._open, request, timeout)
+        except GameMasterError as error:
+            if error.code() == grpc.StatusCode.ALREADY_EXISTS:
+                raise GameExists(game_id, error.details()) from None
+            raise
         tokens = tuple(reply.seat_tokens)
-        assert len(tokens) == 4
+        if len(tokens) != 4:
+            raise GameMasterError(
+                f"OpenGame gave {len(tokens)} seat tokens, not 4", grpc.StatusCode.INTERNAL
+            )
         return OpenedGame(
             reply.game_id,
             (tokens[0], tokens[1], tokens[2], tokens[3]),
@@ -166,24 +231,41 @@ class GameMasterClient:
         )
 
     def await_game(self, game_id: str, timeout: float | None = None) -> GameOutcome:
-        """Block until the game ends; grpc.RpcError DEADLINE_EXCEEDED after ``timeout``."""
-        result = self._await(pb.GameRef(game_id=game_id), timeout=timeout, metadata=self._metadata)
-        return GameOutcome.from_pb(result)
+        """Block until the game ends; GameMasterError DEADLINE_EXCEEDED after ``timeout``.
+
+        Waits in calls of at most AWAIT_SLICE_S, so the calling thread handles signals promptly.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        ref = pb.GameRef(game_id=game_id)
+        while True:
+            slice_s = AWAIT_SLICE_S
+            if deadline is not None:
+                slice_s = max(0.05, min(slice_s, deadline - time.monotonic()))
+            try:
+                return GameOutcome.from_pb(self._call("AwaitGame", self._await, ref, slice_s))
+            except GameMasterError as error:
+                if error.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise
+            if deadline is not None and time.monotonic() >= deadline:
+                raise GameMasterError(
+                    f"game {game_id} did not end within {timeout:g} s",
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                )
 
     def abort_game(self, game_id: str, reason: str = "", timeout: float = 30.0) -> GameOutcome:
         """End the game with no result; ``reason`` goes to the result's and record's detail."""
         request = pb.AbortGameRequest(game_id=game_id, reason=reason)
-        return GameOutcome.from_pb(self._abort(request, timeout=timeout, metadata=self._metadata))
+        return GameOutcome.from_pb(self._call("AbortGame", self._abort, request, timeout))
 
     def forfeit_seat(
         self, game_id: str, seat: int, detail: str = "", timeout: float = 30.0
     ) -> GameOutcome:
         """End the game as a forfeit by ``seat``, whose agent never connected (it is gone).
 
-        grpc.RpcError FAILED_PRECONDITION if the seat's agent has connected.
+        GameMasterError FAILED_PRECONDITION if the seat's agent has connected.
         """
         request = pb.ForfeitSeatRequest(game_id=game_id, seat=seat, detail=detail)
-        return GameOutcome.from_pb(self._forfeit(request, timeout=timeout, metadata=self._metadata))
+        return GameOutcome.from_pb(self._call("ForfeitSeat", self._forfeit, request, timeout))
 
     def close(self) -> None:
         self._channel.close()

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from arena.config import Limits
+from arena.gamemaster.client import GameMasterClient
 from arena.storage import GameResult
 from runner.gameset import CONNECT_MS, Launchers, SeatBot, play_game
-from runner.gm_client import GameMasterClient
 from runner.launch import AgentLimits, AgentSpec, LaunchError, RunningAgent
 from tests.runner.conftest import BOTS, QUICK, SAMPLE_BOTS
 

@@ -30,7 +30,7 @@ def _tournament(env: dict[str, str], sets: int = 1) -> tuple[str, list[str]]:
 def test_running_a_set_again_records_exactly_one_result(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
-    from runner.gm_client import GameMasterClient
+    from arena.gamemaster.client import GameMasterClient
     from runner.tournament import run_game_set
 
     register("random", "greedy")
@@ -193,8 +193,8 @@ def test_an_exclusive_tournament_waits_for_a_bot_busy_elsewhere(
 
     import redis
 
+    from arena.gamemaster.client import GameMasterClient
     from runner import jobs
-    from runner.gm_client import GameMasterClient
     from runner.tournament import create_tournament, run_game_set
 
     register("random", "greedy")
