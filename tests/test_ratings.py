@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 
 import pytest
 
@@ -231,7 +230,7 @@ def test_bot_without_games_gets_a_rating_from_the_prior() -> None:
     assert fit.ratings["newcomer"].rating == pytest.approx(1500)
 
 
-def test_fit_recovers_true_ratings_of_30_bots_from_100000_games_fast() -> None:
+def test_fit_recovers_true_ratings_of_30_bots_from_100000_games() -> None:
     rng = random.Random(11)
     bots = [f"bot{i:02d}" for i in range(30)]
     true = {bot: rng.uniform(-300, 300) for bot in bots}
@@ -239,10 +238,7 @@ def test_fit_recovers_true_ratings_of_30_bots_from_100000_games_fast() -> None:
     for _ in range(100_000):
         a, b = rng.sample(bots, 2)
         results.append((a, b, 1.0 if rng.random() < score_from_elo(true[a] - true[b]) else 0.0))
-    started = time.perf_counter()
-    fit = bradley_terry(results)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 0.5
+    fit = bradley_terry(results)  # its speed is measured by bench/ratings.py, not here
     mean = sum(true.values()) / len(true)
     misses = 0
     for bot in bots:
