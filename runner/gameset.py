@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -228,15 +229,11 @@ def play_game(
     started = time.monotonic()
     names = [bot.ref for bot in seats]
     game_limits = GameLimits(limits.decision_ms, limits.bank_ms, limits.fault_limit, connect_ms)
+    open_game = functools.partial(
+        client.open_game, ruleset, seed, first_dealer=first_dealer, agents=names, limits=game_limits
+    )
     try:
-        opened = client.open_game(
-            ruleset,
-            seed,
-            first_dealer=first_dealer,
-            agents=names,
-            limits=game_limits,
-            game_id=game_id,
-        )
+        opened = open_game(game_id=game_id)
     except GameExists:
         # An earlier attempt's game (its worker died): end it and play under a fresh id.
         try:
@@ -244,14 +241,7 @@ def play_game(
         except GameMasterError as exc:
             if exc.code() != grpc.StatusCode.NOT_FOUND:  # gone by itself meanwhile
                 raise
-        opened = client.open_game(
-            ruleset,
-            seed,
-            first_dealer=first_dealer,
-            agents=names,
-            limits=game_limits,
-            game_id=f"{game_id}.{int(time.time() * 1000) % 10**9}",
-        )
+        opened = open_game(game_id=f"{game_id}.{int(time.time() * 1000) % 10**9}")
     address = agent_game_master or client.address
     agents: list[RunningAgent | None] = [None, None, None, None]
     launch_errors: dict[int, str] = {}

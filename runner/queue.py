@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import redis
 from rq import Queue, Retry
@@ -40,34 +41,29 @@ def fetch_job(connection: redis.Redis, job_id: str) -> Job | None:
         return None
 
 
+def _job_options(set_id: str) -> dict[str, Any]:
+    """What every game-set job carries: the set id as argument and as job id, TTLs, retries."""
+    return {
+        "args": (set_id,),
+        "job_id": set_id,
+        "result_ttl": RESULT_TTL,
+        "failure_ttl": FAILURE_TTL,
+        "retry": Retry(max=GAME_SET_RETRIES),
+        "description": f"game set {set_id}",
+    }
+
+
 def enqueue_game_set(queue: Queue, set_id: str, *, at_front: bool = False) -> Job:
     """Enqueue one game set; the job id is the set id, so a set is never queued twice."""
     return queue.enqueue(
-        RUN_GAME_SET,
-        args=(set_id,),
-        job_id=set_id,
-        job_timeout=GAME_SET_TIMEOUT,
-        result_ttl=RESULT_TTL,
-        failure_ttl=FAILURE_TTL,
-        retry=Retry(max=GAME_SET_RETRIES),
-        description=f"game set {set_id}",
-        at_front=at_front,
+        RUN_GAME_SET, job_timeout=GAME_SET_TIMEOUT, at_front=at_front, **_job_options(set_id)
     )
 
 
 def enqueue_game_sets(queue: Queue, set_ids: Iterable[str]) -> int:
     """Enqueue sets in one round trip; returns how many were enqueued."""
     data = [
-        Queue.prepare_data(
-            RUN_GAME_SET,
-            args=(set_id,),
-            job_id=set_id,
-            timeout=GAME_SET_TIMEOUT,
-            result_ttl=RESULT_TTL,
-            failure_ttl=FAILURE_TTL,
-            retry=Retry(max=GAME_SET_RETRIES),
-            description=f"game set {set_id}",
-        )
+        Queue.prepare_data(RUN_GAME_SET, timeout=GAME_SET_TIMEOUT, **_job_options(set_id))
         for set_id in set_ids
     ]
     if not data:

@@ -159,7 +159,8 @@ def get_game_record(session: Session, game_id: str) -> bytes:
     return zlib.decompress(blob)
 
 
-def _seat_filter(version_id: int) -> Any:
+def seat_filter(version_id: int) -> Any:
+    """Games in which this bot version holds any of the four seats."""
     return or_(
         Game.seat0_id == version_id,
         Game.seat1_id == version_id,
@@ -179,7 +180,7 @@ def list_games(
     """Games, newest first, optionally only those of one version or one tournament."""
     query = select(Game)
     if bot_version is not None:
-        query = query.where(_seat_filter(resolve_version_id(session, bot_version)))
+        query = query.where(seat_filter(resolve_version_id(session, bot_version)))
     if tournament_id is not None:
         query = query.join(GameSet).where(GameSet.tournament_id == tournament_id)
     query = query.order_by(Game.finished.desc(), Game.id).limit(limit).offset(offset)

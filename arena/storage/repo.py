@@ -25,6 +25,7 @@ from arena.storage.games import (
     list_games,
     list_games_for_version,
     record_game_set_result,
+    seat_filter,
 )
 from arena.storage.ratings import (
     append_history,
@@ -88,6 +89,7 @@ __all__ = [
     "list_faults_for_version",
     "list_game_sets",
     "list_games",
+    "seat_filter",
     "list_games_for_version",
     "list_tournaments",
     "mark_set_failed",

@@ -38,15 +38,6 @@ def bot_list(session: Session) -> dict[str, Any]:
     return {"bots": bots}
 
 
-def _seat_filter(version_id: int) -> Any:
-    return or_(
-        Game.seat0_id == version_id,
-        Game.seat1_id == version_id,
-        Game.seat2_id == version_id,
-        Game.seat3_id == version_id,
-    )
-
-
 def _games_fingerprint(session: Session, version_id: int) -> tuple[int, ...]:
     """How many games the version has at each seat: four index-only counts.
 
@@ -85,7 +76,7 @@ def bot_page(
     def games_part() -> dict[str, Any]:
         recent = (
             select(Game)
-            .where(_seat_filter(vid))
+            .where(repo.seat_filter(vid))
             .order_by(Game.finished.desc(), Game.id)
             .limit(RECENT_GAMES)
         )
@@ -207,7 +198,7 @@ def head_to_head(session: Session, version_id: int) -> list[dict[str, Any]]:
             func.sum(case((Game.winner.is_(None), 1), else_=0)),
             func.count(func.distinct(Game.game_set_id)),
         )
-        .where(_seat_filter(version_id))
+        .where(repo.seat_filter(version_id))
         .group_by(opponent)
     )
     rows = session.execute(query).all()
