@@ -25,11 +25,10 @@ FROM python:3.11-slim
 RUN apt-get update && apt-get install -y --no-install-recommends nodejs \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /opt/arena /opt/arena
-# The sample bots, registrable with `arena bots add /opt/arena-bots/sample_agents/bots/NAME`.
-# Their python-agent wrapper looks for the checkout's .venv: here that is the image's venv.
+# The sample bots, registrable with `arena bots add /opt/arena-bots/sample_agents/bots/NAME`
+# (their `python` is the image's own, in /opt/arena).
 COPY --from=build /src/sample_agents /opt/arena-bots/sample_agents
 COPY --from=build /src/proto /opt/arena-bots/proto
-RUN ln -s /opt/arena /opt/arena-bots/.venv
 # PYTHONUNBUFFERED: logs reach `docker compose logs` at once. Process agents never see these:
 # the launcher gives them a clean environment.
 ENV PATH=/opt/arena/bin:$PATH \

@@ -27,6 +27,7 @@ from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient, GameOutcome
 from arena.gamemaster.policy import GameLimits
 from arena.gamemaster.server import RunningGameMaster, start_in_thread
+from arena.interpreter import arena_python
 from arena.rulesets import Ruleset
 
 _NAMED = re.compile(r"^([A-Za-z0-9._:+-]{1,60})=(.*\S.*)$")
@@ -67,8 +68,8 @@ def command_seat(command: str, name: str | None = None) -> SeatSpec:
     if not argv:
         raise ArenaError("empty seat command")
     name = name or short_name(argv)
-    if argv[0] in ("python", "python3"):
-        argv[0] = sys.executable
+    if python := arena_python(argv[0]):
+        argv[0] = python
     elif argv[0] == "arena" and shutil.which("arena") is None:
         argv[:1] = [sys.executable, "-m", "arena.cli"]
     return SeatSpec(name, tuple(argv))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
+from arena.interpreter import arena_python
 
 if TYPE_CHECKING:  # sqlalchemy is only needed by callers that register
     from sqlalchemy.orm import Session
@@ -148,6 +149,8 @@ def _command(value: object, bot_dir: Path, source: str) -> tuple[str, ...]:
 def _check_executable(exe: str, bot_dir: Path, source: str) -> None:
     # The launcher runs the command from the bot directory, so a relative path is relative
     # to it; a bare name may also be a program on PATH.
+    if arena_python(exe):
+        return
     local = bot_dir / exe
     if local.is_file():
         if not os.access(local, os.X_OK):

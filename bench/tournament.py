@@ -51,7 +51,47 @@ def _start_game_master(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]
     return gm, address
 
 
-def _run(env: dict[str, str], workers: int, sets: int, ruleset: str) -> dict[str, Any]:
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int, *, reaped_children: bool = True) -> float:
+    """CPU time of a live process, plus its reaped children's (from /proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped_children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / _TICK
+
+
+def _tree(pid: int) -> list[int]:
+    out = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            out += _tree(int(child))
+    return out
+
+
+def _worker_cpu(supervisor: int) -> tuple[float, float]:
+    """CPU seconds used so far by the workers (horses included) and by their Python agents.
+
+    Agents are the fork servers' children; agents a horse spawned count as the worker's.
+    """
+    workers = agents = 0.0
+    for pid in _tree(supervisor):
+        try:
+            is_forkserver = b"runner.launch.zygote" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            if is_forkserver:
+                agents += _cpu_seconds(pid)
+            else:
+                workers += _cpu_seconds(pid)
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+    return workers, agents
+
+
+def _run(
+    env: dict[str, str], workers: int, sets: int, ruleset: str, game_master: int
+) -> dict[str, Any]:
     from arena.storage import open_database, repo
     from runner import redis_conn
     from runner.queue import arena_queue, enqueue_game_sets, fetch_job
@@ -72,6 +112,7 @@ def _run(env: dict[str, str], workers: int, sets: int, ruleset: str) -> dict[str
     try:
         time.sleep(2.0)  # let the workers start: the clock measures playing, not booting
         with open_database(env["ARENA_DATABASE_URL"]) as db:
+            cpu_before = (_cpu_seconds(game_master), *_worker_cpu(proc.pid))
             started = time.monotonic()
             tournament = create_tournament(
                 db,
@@ -93,6 +134,7 @@ def _run(env: dict[str, str], workers: int, sets: int, ruleset: str) -> dict[str
                     raise SystemExit(f"{workers} worker(s): not done in {PHASE_TIMEOUT} s\n{tail}")
                 time.sleep(0.05)
             wall = time.monotonic() - started
+            cpu_after = (_cpu_seconds(game_master), *_worker_cpu(proc.pid))
             with db.session() as session:
                 set_ids = [s.id for s in repo.list_game_sets(session, tournament.id)]
                 failed = progress.failed
@@ -102,14 +144,19 @@ def _run(env: dict[str, str], workers: int, sets: int, ruleset: str) -> dict[str
         log.close()
     in_game = 0.0
     games = 0
+    phases = {"launch_s": 0.0, "play_s": 0.0, "stop_s": 0.0, "job_s": 0.0}
     for set_id in set_ids:
         job = fetch_job(connection, set_id)
         result = job.return_value() if job is not None else None
         if not isinstance(result, dict):
             continue
+        if job.started_at and job.ended_at:
+            phases["job_s"] += (job.ended_at - job.started_at).total_seconds()
         for timing in result.get("timings", []):
             in_game += timing["play_s"]
             games += 1
+            for key in ("launch_s", "play_s", "stop_s"):
+                phases[key] += timing[key]
     capacity = wall * workers
     return {
         "workers": workers,
@@ -119,6 +166,13 @@ def _run(env: dict[str, str], workers: int, sets: int, ruleset: str) -> dict[str
         "wall_s": wall,
         "games_per_min": 60.0 * games / wall,
         "outside_games": max(0.0, 1.0 - in_game / capacity),
+        "phases_ms": {k: round(1000 * v / max(games, 1), 1) for k, v in phases.items()},
+        "cpu_ms": {
+            name: round(1000 * (after - before) / max(games, 1), 1)
+            for name, before, after in zip(
+                ("game_master", "workers", "agents"), cpu_before, cpu_after, strict=True
+            )
+        },
     }
 
 
@@ -129,6 +183,9 @@ def _print_one(r: dict[str, Any]) -> None:
         f"of worker time" + (f"; {r['failed']} sets failed" if r["failed"] else ""),
         flush=True,
     )
+    phases = ", ".join(f"{k} {v}" for k, v in r["phases_ms"].items())
+    cpu = ", ".join(f"{k} {v}" for k, v in r["cpu_ms"].items())
+    print(f"    per game, wall ms: {phases}; CPU ms: {cpu}", flush=True)
 
 
 def main() -> int:
@@ -168,7 +225,7 @@ def main() -> int:
         try:
             results = []
             for n in counts:
-                results.append(_run(env, n, args.sets, ruleset))
+                results.append(_run(env, n, args.sets, ruleset, gm.pid))
                 if not args.json:
                     _print_one(results[-1])
         finally:

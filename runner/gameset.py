@@ -26,6 +26,7 @@ from runner.launch import (
     LaunchError,
     ProcessLauncher,
     RunningAgent,
+    forkserver,
 )
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,8 @@ class Launchers:
 
     @classmethod
     def default(cls, log_dir: Path | None = None) -> Launchers:
-        return cls(ProcessLauncher(log_dir=log_dir), ContainerLauncher(log_dir=log_dir))
+        process = ProcessLauncher(log_dir=log_dir, forkserver=forkserver.shared())
+        return cls(process, ContainerLauncher(log_dir=log_dir))
 
     def for_bot(self, bot: SeatBot) -> Launcher:
         return self.container if bot.image else self.process

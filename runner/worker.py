@@ -221,8 +221,10 @@ def preload() -> None:
     import arena._proto.sixtythree.v1.arena_pb2_grpc  # noqa: F401
     import runner.tournament  # noqa: F401
     from runner import jobs
+    from runner.launch import forkserver
 
     jobs.database()  # opened (and its schema checked) once, shared by the horses
+    forkserver.shared()  # one warm Python for all the horses' Python agents
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from runner.launch import (
     RunningAgent,
     describe_exit,
 )
+from runner.launch.forkserver import ForkedAgent, ForkServer, qualifies
 from runner.launch.spec import MIB
 
 AGENTS = Path(__file__).parent / "agents"
@@ -41,18 +42,41 @@ def spec_for(*command: str, directory: Path = AGENTS, **limits: int | None) -> A
     )
 
 
-@pytest.fixture
-def launched() -> Iterator[list[RunningAgent]]:
-    """Agents a test started; all are stopped afterwards, even when the test fails."""
-    agents: list[RunningAgent] = []
+@pytest.fixture(scope="module")
+def forkserver() -> Iterator[ForkServer]:
+    server = ForkServer()
+    yield server
+    server.control.close()  # end of file: it kills what is left and exits
+    assert server.process.wait(timeout=10) == 0
+
+
+class Launched(list[RunningAgent]):
+    """Agents one test started, and the fork server (if any) Python agents start from."""
+
+    def __init__(self, forkserver: ForkServer | None) -> None:
+        super().__init__()
+        self.forkserver = forkserver
+
+
+@pytest.fixture(params=["spawned", "forked"])
+def launched(request: pytest.FixtureRequest) -> Iterator[Launched]:
+    """Every launcher test runs twice: fresh processes, and Python agents from the fork server.
+
+    All agents a test started are stopped afterwards, even when the test fails.
+    """
+    forked = request.param == "forked"
+    agents = Launched(request.getfixturevalue("forkserver") if forked else None)
     yield agents
     for agent in agents:
         agent.stop()
 
 
-def launch(launched: list[RunningAgent], spec: AgentSpec, **options: object) -> RunningAgent:
-    agent = ProcessLauncher(**options).launch(spec)  # type: ignore[arg-type]
+def launch(launched: Launched, spec: AgentSpec, **options: object) -> RunningAgent:
+    launcher = ProcessLauncher(forkserver=launched.forkserver, **options)  # type: ignore[arg-type]
+    agent = launcher.launch(spec)
     launched.append(agent)
+    argv = [PYTHON if spec.command[0] == "python" else spec.command[0], *spec.command[1:]]
+    assert isinstance(agent, ForkedAgent) == (launched.forkserver is not None and qualifies(argv))
     return agent
 
 
@@ -82,7 +106,7 @@ def group_members(pgid: int) -> list[int]:
 
 
 def test_agent_sees_exactly_the_documented_environment(
-    launched: list[RunningAgent], monkeypatch: pytest.MonkeyPatch
+    launched: Launched, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ARENA_ADMIN_TOKEN", "worker-secret")
     monkeypatch.setenv("PYTHONPATH", "/somewhere/else")
@@ -109,7 +133,7 @@ def test_agent_sees_exactly_the_documented_environment(
 
 
 def test_bare_command_name_is_resolved_on_the_workers_path_before_the_env_is_cleaned(
-    launched: list[RunningAgent], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    launched: Launched, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     tools = tmp_path / "tools"
     tools.mkdir()
@@ -123,7 +147,7 @@ def test_bare_command_name_is_resolved_on_the_workers_path_before_the_env_is_cle
 
 
 def test_relative_command_is_resolved_in_the_bot_directory(
-    launched: list[RunningAgent], tmp_path: Path
+    launched: Launched, tmp_path: Path
 ) -> None:
     bot = tmp_path / "bin" / "bot.sh"
     bot.parent.mkdir()
@@ -149,7 +173,7 @@ def test_missing_bot_directory_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_memory_hog_under_256_mb_dies_and_is_reported_as_a_memory_fault(
-    launched: list[RunningAgent],
+    launched: Launched,
 ) -> None:
     agent = launch(launched, spec_for(PYTHON, "hog_memory.py", memory_bytes=256 * MIB))
     code = agent.wait(timeout=30)
@@ -161,7 +185,7 @@ def test_memory_hog_under_256_mb_dies_and_is_reported_as_a_memory_fault(
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
 @pytest.mark.parametrize("heap", ["small", "huge"])
 def test_node_starts_under_the_default_memory_limit_and_its_heap_is_capped(
-    launched: list[RunningAgent], heap: str
+    launched: Launched, heap: str
 ) -> None:
     # Regression: under an address-space cap V8 could not even reserve its code range.
     script = (
@@ -179,7 +203,7 @@ def test_node_starts_under_the_default_memory_limit_and_its_heap_is_capped(
 
 
 def test_spinning_bot_under_1_s_cpu_is_stopped_and_reported_as_cpu_limit(
-    launched: list[RunningAgent],
+    launched: Launched,
 ) -> None:
     agent = launch(launched, spec_for(PYTHON, "spin_forever.py", cpu_seconds=1))
     assert agent.wait(timeout=20) == -signal.SIGXCPU
@@ -187,7 +211,7 @@ def test_spinning_bot_under_1_s_cpu_is_stopped_and_reported_as_cpu_limit(
 
 
 def test_bot_ignoring_sigxcpu_is_killed_at_the_hard_cpu_limit(
-    launched: list[RunningAgent],
+    launched: Launched,
 ) -> None:
     agent = launch(launched, spec_for(PYTHON, "spin_forever.py", "--ignore-sigxcpu", cpu_seconds=1))
     assert agent.wait(timeout=20) == -signal.SIGKILL
@@ -197,7 +221,7 @@ def test_bot_ignoring_sigxcpu_is_killed_at_the_hard_cpu_limit(
 
 
 def test_stop_kills_the_whole_process_group_including_grandchildren(
-    launched: list[RunningAgent],
+    launched: Launched,
 ) -> None:
     agent = launch(launched, spec_for(PYTHON, "spawn_sleeper.py"))
     wait_for(lambda: "child pid" in agent.stderr_text())
@@ -212,7 +236,7 @@ def test_stop_kills_the_whole_process_group_including_grandchildren(
 
 
 def test_stop_after_the_agent_exited_still_kills_what_it_left_behind(
-    launched: list[RunningAgent], tmp_path: Path
+    launched: Launched, tmp_path: Path
 ) -> None:
     bot = tmp_path / "orphaner.sh"
     bot.write_text("#!/bin/sh\nsleep 1000 &\necho started >&2\nexit 4\n")
@@ -225,9 +249,7 @@ def test_stop_after_the_agent_exited_still_kills_what_it_left_behind(
     assert agent.exit_reason() == "exited with code 4"
 
 
-def test_stderr_is_capped_with_a_truncation_note(
-    launched: list[RunningAgent], tmp_path: Path
-) -> None:
+def test_stderr_is_capped_with_a_truncation_note(launched: Launched, tmp_path: Path) -> None:
     agent = launch(
         launched, spec_for(PYTHON, "noisy_stderr.py", stderr_bytes=4096), log_dir=tmp_path
     )
@@ -366,7 +388,7 @@ def test_missing_docker_binary_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_container_launch_runs_docker_with_the_token_in_its_env_and_stops_the_container(
-    launched: list[RunningAgent], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    launched: Launched, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -15,11 +15,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from arena.interpreter import arena_python
 from runner.launch.capture import StderrCapture
 from runner.launch.exits import describe_exit
 from runner.launch.spec import AgentLimits, AgentSpec, LaunchError, safe_label
+
+if TYPE_CHECKING:
+    from runner.launch.forkserver import ForkServer
 
 # Directories a process agent may find programs in besides its own executable's directory.
 SYSTEM_PATH = "/usr/bin:/bin"
@@ -73,11 +77,14 @@ def resolve_executable(program: str, directory: Path, search_path: str | None = 
     """Absolute path of `program`: relative to the bot directory if it has a slash, else on PATH.
 
     This happens before the environment is cleaned, so a bot may be run by a bare interpreter
-    name the worker can find (`python3`, `node`) even though the agent's PATH is restricted.
+    name the worker can find (`node`) even though the agent's PATH is restricted; `python` and
+    `python3` mean the arena's own Python (arena.interpreter).
     The path is made absolute without resolving symlinks, so a virtualenv's python stays itself.
     """
     if not program:
         raise LaunchError("agent command is empty")
+    if python := arena_python(program):
+        return python
     if "/" in program:
         candidate = os.path.abspath(directory / program)
         if not os.path.isfile(candidate):
@@ -128,6 +135,13 @@ def _remove_tree(path: Path) -> None:
     shutil.rmtree(path, onerror=retry)
 
 
+class Child(Protocol):
+    """What RunningAgent needs of its process: a Popen, or the fork server's stand-in."""
+
+    pid: int
+    returncode: int | None
+
+
 class RunningAgent:
     """One started agent. Call `stop()` (or use `with`) when the game ends, even if it exited.
 
@@ -139,7 +153,7 @@ class RunningAgent:
 
     def __init__(
         self,
-        popen: subprocess.Popen[bytes],
+        popen: Child,
         capture: StderrCapture,
         limits: AgentLimits,
         run_dir: Path,
@@ -287,6 +301,12 @@ class RunningAgent:
         return f"<{type(self).__name__} {self.label!r} pid={self.pid} returncode={self.poll()}>"
 
 
+def _stderr_path(label: str, run_dir: Path, log_dir: Path | None) -> Path:
+    if log_dir is not None:
+        return log_dir / f"{safe_label(label)}.stderr.log"
+    return run_dir / "stderr.log"
+
+
 def start_process(
     argv: Sequence[str],
     *,
@@ -302,10 +322,7 @@ def start_process(
     **extra: Any,
 ) -> RunningAgent:
     """The machinery both launchers share: new session, capped stderr, optional rlimits."""
-    if log_dir is not None:
-        stderr_path = log_dir / f"{safe_label(label)}.stderr.log"
-    else:
-        stderr_path = run_dir / "stderr.log"
+    stderr_path = _stderr_path(label, run_dir, log_dir)
     full_argv = list(argv)
     if apply_rlimits:
         cpu = limits.cpu_seconds or 0
@@ -341,9 +358,17 @@ class ProcessLauncher:
     counts resident memory instead.
     """
 
-    def __init__(self, *, log_dir: Path | None = None, grace_seconds: float = 1.0) -> None:
+    def __init__(
+        self,
+        *,
+        log_dir: Path | None = None,
+        grace_seconds: float = 1.0,
+        forkserver: ForkServer | None = None,
+    ) -> None:
         self.log_dir = log_dir
         self.grace_seconds = grace_seconds
+        # Python agents fork from it when given (runner.launch.forkserver); others spawn.
+        self.forkserver = forkserver
 
     def launch(self, spec: AgentSpec) -> RunningAgent:
         if not spec.command:
@@ -358,10 +383,25 @@ class ProcessLauncher:
         home, tmp = run_dir / "home", run_dir / "tmp"
         home.mkdir()
         tmp.mkdir()
+        argv = [executable, *spec.command[1:]]
+        env = agent_environment(executable, home, tmp, spec)
+        if self.forkserver is not None:
+            forked = self.forkserver.launch(
+                argv,
+                cwd=directory,
+                env=env,
+                limits=spec.limits,
+                run_dir=run_dir,
+                stderr_path=_stderr_path(spec.label, run_dir, self.log_dir),
+                label=spec.label,
+                grace_seconds=self.grace_seconds,
+            )
+            if forked is not None:
+                return forked
         return start_process(
-            [executable, *spec.command[1:]],
+            argv,
             cwd=directory,  # run in place: the bot's files are read, not copied
-            env=agent_environment(executable, home, tmp, spec),
+            env=env,
             limits=spec.limits,
             run_dir=run_dir,
             label=spec.label,

@@ -1,0 +1,274 @@
+"""Python agents started by forking the warm Python (runner.launch.zygote), not a fresh one.
+
+An agent qualifies when its command runs the arena's own Python as `python -m MODULE ARGS` or
+`python SCRIPT ARGS` (a leading `python` in a manifest means that Python: arena.interpreter).
+For it nothing else changes: the same directory, environment, limits, own process group,
+captured stderr and exit diagnosis as a spawned process. What differs, and is documented
+for bot authors: the SDK, grpc and protobuf are already imported, the process shares the
+warm Python's hash seed, and when the agent's main process exits its process group is killed
+at once rather than at game end.
+
+One fork server serves a worker and its work horses (started before they fork); any process
+that has none starts its own on first use. If it cannot start or dies, agents are spawned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.launch.capture import StderrCapture
+from runner.launch.process import RUNTIME_LANG, SYSTEM_PATH, RunningAgent
+from runner.launch.spec import AgentLimits, LaunchError
+
+log = logging.getLogger("arena.launch")
+
+# The request travels through a pipe written before the child reads it: it must fit in the
+# pipe's buffer (64 KiB on Linux).
+REQUEST_LIMIT = 60_000
+# How long a launch waits for the fork server to say it forked (it may still be importing).
+_START_TIMEOUT = 30.0
+# How long stop() waits for the fork server to report a SIGKILLed agent's end.
+_REAP_TIMEOUT = 10.0
+
+
+class ForkServerGone(LaunchError):
+    """The fork server is not running: spawn the agent instead."""
+
+
+def qualifies(argv: Sequence[str]) -> bool:
+    """True when argv is the arena's Python running a module (-m) or a script, no options."""
+    if len(argv) < 2 or argv[0] != sys.executable:
+        return False
+    return (argv[1] == "-m" and len(argv) >= 3) or not argv[1].startswith("-")
+
+
+class ForkServer:
+    """A client of one warm Python process; safe to use from several threads and processes.
+
+    Requests are single SEQPACKET messages (atomic) and each agent's answers come back on its
+    own pipe, so callers never read each other's replies.
+    """
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "runner.launch.zygote", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                # Like an agent's: nothing of the worker's environment reaches bots through it.
+                env={
+                    "PATH": f"{os.path.dirname(sys.executable)}:{SYSTEM_PATH}",
+                    "LANG": RUNTIME_LANG,
+                },
+                cwd="/",
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+            )
+        except OSError as error:
+            ours.close()
+            raise ForkServerGone(f"cannot start the fork server: {error}") from error
+        finally:
+            theirs.close()
+        self.control = ours
+        self.alive = True
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        limits: AgentLimits,
+        stderr_fd: int,
+    ) -> tuple[int, StatusPipe]:
+        """Fork one agent; returns its pid and its status pipe (its end may be buffered)."""
+        request = json.dumps(
+            {
+                "argv": list(argv),
+                "cwd": str(cwd),
+                "env": dict(env),
+                "cpu_seconds": limits.cpu_seconds,
+                "memory_bytes": limits.memory_bytes,
+            }
+        ).encode()
+        if len(request) > REQUEST_LIMIT:
+            raise LaunchError(f"the agent's command and environment exceed {REQUEST_LIMIT} bytes")
+        request_r, request_w = os.pipe()
+        status_r, status_w = os.pipe()
+        try:
+            os.write(request_w, request)
+            os.close(request_w)
+            request_w = -1
+            socket.send_fds(self.control, [b"launch"], [request_r, status_w, stderr_fd])
+        except OSError as error:
+            os.close(status_r)
+            self.alive = False
+            raise ForkServerGone(f"the fork server is gone: {error}") from error
+        finally:
+            for fd in (request_r, request_w, status_w):
+                if fd >= 0:
+                    os.close(fd)
+        status = StatusPipe(status_r)
+        line = status.read_line(_START_TIMEOUT)
+        if line is None or not line.startswith("pid "):
+            status.close()
+            self.alive = False
+            raise ForkServerGone(f"the fork server did not start the agent ({line!r})")
+        return int(line.split()[1]), status
+
+    def signal_group(self, pid: int, signum: int) -> None:
+        """Signal an agent's group, if its leader still runs (the fork server knows)."""
+        try:
+            self.control.send(f"signal {pid} {signum}".encode())
+        except OSError:
+            # Gone: it closed every status pipe, and each agent's next poll ends it.
+            self.alive = False
+
+    def launch(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        limits: AgentLimits,
+        run_dir: Path,
+        stderr_path: Path,
+        label: str,
+        grace_seconds: float,
+    ) -> ForkedAgent | None:
+        """Start one agent by fork; None if it does not qualify or the fork server is gone.
+
+        None means: spawn it instead.
+        """
+        if not self.alive or not qualifies(argv):
+            return None
+        stderr_r, stderr_w = os.pipe()
+        try:
+            pid, status = self.start(argv, cwd=cwd, env=env, limits=limits, stderr_fd=stderr_w)
+        except ForkServerGone as error:
+            os.close(stderr_r)
+            log.warning("%s; spawning %s instead", error, label)
+            return None
+        finally:
+            os.close(stderr_w)
+        capture = StderrCapture(os.fdopen(stderr_r, "rb"), limits.stderr_bytes, stderr_path)
+        return ForkedAgent(self, pid, status, capture, limits, run_dir, grace_seconds, label)
+
+
+class StatusPipe:
+    """Lines the fork server writes about one agent: "pid N", then "exit CODE CPU"."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = b""
+
+    def read_line(self, timeout: float | None) -> str | None:
+        """The next line; "" at end of file, None if nothing came within `timeout` seconds."""
+        while b"\n" not in self._buffer:
+            ready, _, _ = select.select([self.fd], [], [], timeout)
+            if not ready:
+                return None
+            chunk = os.read(self.fd, 256)
+            if not chunk:
+                return ""
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line.decode("ascii", "replace")
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+@dataclass
+class _Forked:
+    """What RunningAgent keeps of a child: its pid and, once known, how it ended."""
+
+    pid: int
+    returncode: int | None = None
+
+
+class ForkedAgent(RunningAgent):
+    """An agent the fork server started: its parent (the fork server) reaps and signals it."""
+
+    def __init__(
+        self,
+        server: ForkServer,
+        pid: int,
+        status: StatusPipe,
+        capture: StderrCapture,
+        limits: AgentLimits,
+        run_dir: Path,
+        grace_seconds: float,
+        label: str,
+    ) -> None:
+        super().__init__(_Forked(pid), capture, limits, run_dir, grace_seconds, label)
+        self._server = server
+        self._status = status
+        self._status_lock = threading.Lock()
+
+    def poll(self) -> int | None:
+        return self._read_exit(0)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        return self._read_exit(timeout)
+
+    def _read_exit(self, timeout: float | None) -> int | None:
+        with self._status_lock:
+            if self._returncode is not None:
+                return self._returncode
+            line = self._status.read_line(timeout)
+            if line is None:
+                return None  # still running
+            self._status.close()
+            self._reaped = True
+            if line.startswith("exit "):
+                _, code, cpu = line.split()
+                self._returncode, self._cpu_used = int(code), float(cpu)
+            else:
+                # End of file, no verdict: the fork server died. Its agent is nobody's child
+                # now, so end its group here rather than leave it playing unsupervised.
+                log.warning("the fork server died; killing agent %s", self.label)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.pid, signal.SIGKILL)
+                self._returncode = -signal.SIGKILL
+            return self._returncode
+
+    def _signal_group(self, signum: int) -> None:
+        # Through the fork server, which signals only a group whose leader it has not reaped.
+        if self._returncode is None:
+            self._server.signal_group(self.pid, signum)
+
+    def _reap(self) -> None:
+        if self.wait(_REAP_TIMEOUT) is None:
+            log.warning("agent %s (pid %d) did not end after SIGKILL", self.label, self.pid)
+
+
+_shared: ForkServer | None = None
+_shared_lock = threading.Lock()
+
+
+def shared() -> ForkServer | None:
+    """This process's fork server (inherited from the worker, or started now); None if none."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or not _shared.alive:
+            try:
+                _shared = ForkServer()
+            except ForkServerGone as error:
+                log.warning("%s; Python agents are spawned instead", error)
+                return None
+        return _shared

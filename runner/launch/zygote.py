@@ -1,0 +1,222 @@
+"""The warm Python: one pre-imported interpreter that forks Python agents on request.
+
+A fresh Python agent spends about 0.15 CPU-seconds importing grpc, protobuf and the arena SDK
+before it says hello; four of them per game are most of what a worker's CPU does for bots that
+answer instantly. This process imports all that once and forks a copy per agent instead.
+
+It never learns what it runs. `runner.launch.forkserver` sends it the word "launch" with three
+file descriptors (SCM_RIGHTS over a Unix SEQPACKET socket): a pipe holding the launch request
+(argv, directory, environment with the seat token, limits), the write end of the agent's status
+pipe, and the agent's stderr. Only the forked child reads the request, so no seat token ever
+sits in this process's memory, where every later child would inherit it. The parent writes
+"pid N" and, once the agent ended, "exit CODE CPU_SECONDS" to the status pipe, then closes it.
+"signal PID SIGNUM" signals an agent's process group, only while its leader is unreaped, so a
+signal can never reach a process group that reused the number.
+
+When the last holder of the socket goes away (the worker and its work horses) it kills every
+agent's group and exits. Run as `python -m runner.launch.zygote FD`, FD being its socket end.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import resource
+import runpy
+import select
+import signal
+import socket
+import sys
+import tempfile
+import threading
+from typing import NoReturn
+
+import arena.agent  # noqa: F401  (the point of this process: the SDK, grpc and protobuf, warm)
+
+REQUEST_LIMIT = 1 << 16
+_CAN_NOT_START = 127  # what a shell reports for a command it cannot run
+
+
+class ChildTask:
+    """What a forked child does once it has left the parent's loop: become the agent."""
+
+    def __init__(self, request_fd: int) -> None:
+        self.request_fd = request_fd
+
+    def run(self) -> None:
+        """Run the agent's Python entry point, as `python -m MODULE` or `python SCRIPT`."""
+        with os.fdopen(self.request_fd, "rb") as pipe:
+            request = json.loads(pipe.read(REQUEST_LIMIT))
+        try:
+            _apply_limits(request["cpu_seconds"], request["memory_bytes"])
+            os.chdir(request["cwd"])
+        except OSError as error:
+            sys.stderr.write(f"arena: cannot start the agent: {error}\n")
+            raise SystemExit(_CAN_NOT_START) from None
+        os.environ.clear()
+        os.environ.update(request["env"])
+        tempfile.tempdir = None  # TMPDIR is the agent's own now: forget any cached choice
+        argv = request["argv"]
+        if argv[1] == "-m":  # as `python -m MODULE ARGS`: the directory first on sys.path
+            sys.argv = argv[2:]
+            sys.path[0] = os.getcwd()
+            runpy.run_module(argv[2], run_name="__main__", alter_sys=True)
+        else:  # as `python SCRIPT ARGS`: the script's own directory first on sys.path
+            sys.argv = argv[1:]
+            sys.path[0] = os.path.dirname(os.path.realpath(argv[1]))
+            runpy.run_path(argv[1], run_name="__main__")
+
+
+def _apply_limits(cpu_seconds: int | None, memory_bytes: int | None) -> None:
+    # The same limits, for the same reasons, as the process launcher's exec wrapper.
+    _cap(resource.RLIMIT_CORE, 0, 0)
+    if cpu_seconds:
+        _cap(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 1)
+    if memory_bytes:
+        _cap(resource.RLIMIT_DATA, memory_bytes, memory_bytes)
+
+
+def _cap(kind: int, soft: int, hard: int) -> None:
+    """Lower a limit, never above a hard limit the worker itself runs under."""
+    old = resource.getrlimit(kind)[1]
+    if old != resource.RLIM_INFINITY:
+        soft, hard = min(soft, old), min(hard, old)
+    resource.setrlimit(kind, (soft, hard))
+
+
+class Zygote:
+    def __init__(self, control: socket.socket) -> None:
+        self.control = control
+        self.agents: dict[int, int] = {}  # leader pid -> write end of its status pipe
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+
+    def serve(self) -> ChildTask | None:
+        """Answer requests until the socket closes; in a forked child, return its task."""
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        while True:
+            ready, _, _ = select.select([self.control.fileno(), self.wake_r], [], [])
+            if self.wake_r in ready:
+                os.read(self.wake_r, 4096)
+                self._report_exits()
+            if self.control.fileno() in ready:
+                message, fds, _, _ = socket.recv_fds(self.control, 256, 3)
+                if not message:
+                    self._shut_down()
+                    return None
+                task = self._handle(message.decode("ascii", "replace").split(), fds)
+                if task is not None:
+                    return task
+
+    def _handle(self, words: list[str], fds: list[int]) -> ChildTask | None:
+        if words == ["launch"] and len(fds) == 3:
+            return self._launch(*fds)
+        for fd in fds:
+            os.close(fd)
+        if len(words) == 3 and words[0] == "signal":
+            pid, signum = int(words[1]), int(words[2])
+            if pid in self.agents:  # unreaped: the group id is still this agent's
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signum)
+        return None
+
+    def _launch(self, request_fd: int, status_fd: int, stderr_fd: int) -> ChildTask | None:
+        pid = os.fork()
+        if pid == 0:
+            self._become_child(stderr_fd, request_fd)
+            return ChildTask(request_fd)
+        os.close(request_fd)
+        os.close(stderr_fd)
+        self.agents[pid] = status_fd
+        _write(status_fd, f"pid {pid}\n")
+        return None
+
+    def _become_child(self, stderr_fd: int, request_fd: int) -> None:
+        os.setsid()  # own session and process group, like start_new_session
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        os.dup2(stderr_fd, 2)
+        self.control.detach()  # closed below with everything else the parent held
+        os.closerange(3, request_fd)
+        os.closerange(request_fd + 1, os.sysconf("SC_OPEN_MAX"))
+        self.agents.clear()
+
+    def _report_exits(self) -> None:
+        """Report each agent that ended; kill what its group left behind, then reap it."""
+        for pid in list(self.agents):
+            info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            if info is None or info.si_pid == 0:
+                continue
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)  # the leader is a zombie: the group is its own
+            _, status, usage = os.wait4(pid, 0)
+            status_fd = self.agents.pop(pid)
+            cpu = usage.ru_utime + usage.ru_stime
+            _write(status_fd, f"exit {os.waitstatus_to_exitcode(status)} {cpu:.3f}\n")
+            os.close(status_fd)
+
+    def _shut_down(self) -> None:
+        for pid in self.agents:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        while self.agents:
+            self._report_exits()
+            if self.agents:
+                select.select([self.wake_r], [], [], 0.1)
+
+
+def _write(fd: int, text: str) -> None:
+    with contextlib.suppress(BrokenPipeError):  # the launcher gave up on this agent
+        os.write(fd, text.encode("ascii"))
+
+
+def exit_like_python(task: ChildTask) -> NoReturn:
+    """Run the agent and exit as `python` would, minus tearing down the inherited heap.
+
+    The interpreter's own exit would free every module the warm Python imported, touching
+    (and so copying) all the pages the child shares with it: 35 ms of CPU per agent. The
+    steps that matter to a program are kept: exit status, traceback, non-daemon threads
+    joined, atexit handlers, buffers flushed.
+    """
+    try:
+        task.run()
+        code = 0
+    except SystemExit as exit_request:
+        code = _exit_status(exit_request.code)
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    threading._shutdown()  # type: ignore[attr-defined]  # what Py_FinalizeEx does first
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def _exit_status(code: object) -> int:
+    """SystemExit's argument as the interpreter turns it into an exit status."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def main() -> int:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    task = Zygote(control).serve()
+    if task is not None:  # in a forked child
+        exit_like_python(task)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""The fork server (warm Python): what a forked agent sees, how it ends, and what it never sees.
+
+The launcher behaviours shared with spawned agents (environment, limits, group kill, stderr)
+run in both modes in test_launchers.py; these are the fork server's own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from runner.launch import AgentLimits, AgentSpec, ProcessLauncher, RunningAgent
+from runner.launch.forkserver import ForkedAgent, ForkServer, qualifies
+
+AGENTS = Path(__file__).parent / "agents"
+TOKEN = "seat-token-fedcba9876543210"
+
+
+@pytest.fixture
+def server() -> Iterator[ForkServer]:
+    forkserver = ForkServer()
+    yield forkserver
+    forkserver.control.close()
+    forkserver.process.wait(timeout=10)
+
+
+@pytest.fixture
+def started() -> Iterator[list[RunningAgent]]:
+    agents: list[RunningAgent] = []
+    yield agents
+    for agent in agents:
+        agent.stop()
+
+
+def start(
+    server: ForkServer, started: list[RunningAgent], directory: Path, *command: str
+) -> RunningAgent:
+    spec = AgentSpec(
+        command=command,
+        directory=directory,
+        game_master="127.0.0.1:50051",
+        seat_token=TOKEN,
+        limits=AgentLimits(),
+        label="fork-test",
+    )
+    agent = ProcessLauncher(forkserver=server).launch(spec)
+    started.append(agent)
+    return agent
+
+
+def test_only_the_arena_python_running_a_module_or_script_qualifies() -> None:
+    python = sys.executable
+    assert qualifies([python, "-m", "sample_agents.greedy_bot"])
+    assert qualifies([python, "bot.py", "--level", "3"])
+    assert not qualifies([python, "-u", "bot.py"])  # interpreter options: spawned as asked
+    assert not qualifies([python, "-m"])
+    assert not qualifies([python])
+    assert not qualifies(["/usr/bin/python3", "bot.py"])  # another Python
+    assert not qualifies(["node", "bot.js"])
+
+
+def test_module_agent_runs_as_python_dash_m_in_its_directory(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    (tmp_path / "mybot.py").write_text(
+        "import json, os, sys\n"
+        "json.dump({'argv': sys.argv, 'path0': sys.path[0], 'name': __name__,"
+        " 'cwd': os.getcwd()}, sys.stderr)\n"
+    )
+    agent = start(server, started, tmp_path, "python", "-m", "mybot", "--level", "3")
+    assert isinstance(agent, ForkedAgent)
+    assert agent.wait(timeout=20) == 0, agent.stderr_text()
+    seen = eval(agent.stderr_text().replace("true", "True"))  # JSON of plain strings
+    assert seen == {
+        "argv": [str(tmp_path / "mybot.py"), "--level", "3"],
+        "path0": str(tmp_path),
+        "name": "__main__",
+        "cwd": str(tmp_path),
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "stderr"),
+    [
+        ("import sys; sys.exit(7)", 7, ""),
+        ("import sys; sys.exit('bad config')", 1, "bad config"),
+        ("raise ValueError('no luck')", 1, "ValueError: no luck"),
+        ("import atexit, sys; atexit.register(lambda: sys.stderr.write('bye'))", 0, "bye"),
+        (
+            "import threading, time, sys\n"
+            "late = lambda: (time.sleep(0.3), sys.stderr.write('joined'))\n"
+            "threading.Thread(target=late).start()",
+            0,
+            "joined",
+        ),
+    ],
+)
+def test_exit_status_traceback_atexit_and_threads_behave_as_in_python(
+    server: ForkServer,
+    started: list[RunningAgent],
+    tmp_path: Path,
+    body: str,
+    code: int,
+    stderr: str,
+) -> None:
+    (tmp_path / "bot.py").write_text(body + "\n")
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    assert agent.wait(timeout=20) == code
+    assert stderr in agent.stderr_text()
+    if code == 1 and "Error" in stderr:
+        assert "Traceback" in agent.stderr_text()
+
+
+def test_an_agent_that_cannot_start_exits_127_saying_why(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    # The launcher checks the directory first; this one vanishes between that check and the fork.
+    stderr_r, stderr_w = os.pipe()
+    pid, status = server.start(
+        [sys.executable, "bot.py"],
+        cwd=tmp_path / "gone",
+        env={},
+        limits=AgentLimits(),
+        stderr_fd=stderr_w,
+    )
+    os.close(stderr_w)
+    line = status.read_line(timeout=20)
+    status.close()
+    assert line is not None and line.split()[:2] == ["exit", "127"], (pid, line)
+    with os.fdopen(stderr_r, "rb") as stderr:
+        assert b"cannot start the agent" in stderr.read()
+
+
+def test_what_a_forked_agent_leaves_behind_dies_with_it(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    (tmp_path / "bot.py").write_text(
+        "import subprocess, sys\n"
+        "child = subprocess.Popen(['sleep', '1000'])\n"
+        "sys.stderr.write(f'child pid {child.pid}\\n')\n"
+    )
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    assert agent.wait(timeout=20) == 0
+    child = int(re.search(r"child pid (\d+)", agent.stderr_text()).group(1))  # type: ignore[union-attr]
+    assert _gone(child), "the sleeper outlived its agent's exit"
+
+
+def test_the_fork_server_never_holds_a_seat_token(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # Every later agent is a copy of the fork server's memory: a token there would be readable
+    # by the next seat's bot. The request (token included) must reach only the forked child.
+    (tmp_path / "bot.py").write_text(
+        "import os, sys; sys.stderr.write(os.environ['ARENA_SEAT_TOKEN'])\n"
+    )
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    assert agent.wait(timeout=20) == 0
+    assert agent.stderr_text() == TOKEN  # the child got it
+    memory = _memory_of(server.process.pid)
+    assert b"exit_like_python" in memory  # the scan does see the fork server's own strings
+    assert TOKEN.encode() not in memory
+
+
+def test_a_dead_fork_server_ends_its_agents_and_the_launcher_spawns_instead(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    (tmp_path / "bot.py").write_text("import time\nwhile True: time.sleep(1)\n")
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    assert isinstance(agent, ForkedAgent) and agent.poll() is None
+    server.process.kill()
+    server.process.wait(timeout=10)
+    assert agent.wait(timeout=10) == -signal.SIGKILL
+    assert _gone(agent.pid)
+    replacement = start(server, started, tmp_path, "python", "bot.py")
+    assert not isinstance(replacement, ForkedAgent) and replacement.poll() is None
+
+
+def _gone(pid: int, timeout: float = 5.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _memory_of(pid: int) -> bytes:
+    """Every readable private mapping of a process (it is our child, so ptrace rules allow)."""
+    chunks = []
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            fields = line.split()
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            if "r" not in fields[1] or (len(fields) > 5 and fields[5].startswith("[v")):
+                continue
+            try:
+                mem.seek(start)
+                chunks.append(mem.read(end - start))
+            except (OSError, ValueError, OverflowError):
+                continue
+    assert sum(map(len, chunks)) > 1_000_000, "could not read the fork server's memory"
+    return b"".join(chunks)
