@@ -101,13 +101,34 @@ def _spec(bot: SeatBot, token: str, game_master: str, label: str, limits: AgentL
     )
 
 
-def _stop_all(agents: Sequence[RunningAgent | None]) -> None:
-    """Stop every agent at once: each stop may wait out a grace period."""
-    threads = [threading.Thread(target=a.stop, daemon=True) for a in agents if a is not None]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+class AgentStopper:
+    """Stops finished games' agents on threads, each stop may wait out a grace period.
+
+    What the game needs of its agents (exit reasons, stderr) is read before they are stopped,
+    so a game set goes on to its next game, or to storing its results, while this runs;
+    `join()` before the set ends, so no agent outlives its job.
+    """
+
+    def __init__(self) -> None:
+        self._threads: list[threading.Thread] = []
+
+    def stop(self, agents: Sequence[RunningAgent | None]) -> None:
+        for agent in agents:
+            if agent is not None:
+                thread = threading.Thread(target=agent.stop, name=f"stop {agent.label}")
+                thread.start()
+                self._threads.append(thread)
+
+    def join(self) -> None:
+        for thread in self._threads:
+            thread.join()
+        self._threads.clear()
+
+    def __enter__(self) -> AgentStopper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.join()
 
 
 def _record_faults(record: str) -> list[FaultInfo]:
@@ -226,8 +247,12 @@ def play_game(
     agent_game_master: str | None = None,
     connect_ms: int = CONNECT_MS,
     timings: Callable[[GameTiming], None] | None = None,
+    stopper: AgentStopper | None = None,
 ) -> GameResult:
-    """Open one game, start its four agents, wait for the end, stop them, return the result."""
+    """Open one game, start its four agents, wait for the end, stop them, return the result.
+
+    With a `stopper` the agents are stopped in the background and the caller joins it.
+    """
     started = time.monotonic()
     names = [bot.ref for bot in seats]
     game_limits = GameLimits(limits.decision_ms, limits.bank_ms, limits.fault_limit, connect_ms)
@@ -271,7 +296,11 @@ def play_game(
             log.warning("could not abort game %s: %s", opened.game_id, exc)
         raise
     finally:
-        _stop_all(agents)
+        if stopper is not None:
+            stopper.stop(agents)  # the caller joins
+        else:
+            with AgentStopper() as now:
+                now.stop(agents)
     stopped = time.monotonic()
     if timings is not None:
         timings(GameTiming(launched - started, played - launched, stopped - played))

@@ -19,13 +19,13 @@ log = logging.getLogger(__name__)
 # Held while a rating table is rewritten, so two workers finishing sets at once apply both.
 RATINGS_LOCK_TTL = 120
 
-# Opened lazily once per process; a forked work horse opens its own (pid-keyed).
+# Opened lazily once per process; a forked child opens its own (pid-keyed).
 _database: tuple[int, Database] | None = None
 _client: tuple[int, GameMasterClient] | None = None
 
 
 def database() -> Database:
-    """The process's database; a forked work horse reuses its worker's engine, not its sockets."""
+    """The process's database; a forked child reuses its parent's engine, not its sockets."""
     global _database
     if _database is None:
         _database = (os.getpid(), open_database(database_url()))

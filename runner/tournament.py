@@ -17,7 +17,14 @@ from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, NotFound, PlannedSet, SetState, TournamentState, repo
 from arena.storage.models import BotVersion, Tournament
-from runner.gameset import CONNECT_MS, GameTiming, Launchers, SeatBot, play_game
+from runner.gameset import (
+    CONNECT_MS,
+    AgentStopper,
+    GameTiming,
+    Launchers,
+    SeatBot,
+    play_game,
+)
 from runner.launch import AgentLimits
 from runner.plan import plan_tournament
 from runner.ratings_update import update_ratings
@@ -184,43 +191,46 @@ def _run_game_set(
         limits = Limits(**{k: v for k, v in tournament.limits.items() if k in _LIMIT_FIELDS})
         connect_ms = int(tournament.limits.get("connect_ms", CONNECT_MS))
     timings: list[GameTiming] = []
-    try:
-        games = [
-            play_game(
-                client,
-                game_id=repo.game_id(set_id, index),
-                game_index=index,
-                seats=seats,
-                ruleset=ruleset,
-                seed=seed,
-                first_dealer=dealer,
-                limits=limits,
-                agent_limits=agent_limits,
-                launchers=launchers,
-                agent_game_master=agent_game_master,
-                connect_ms=connect_ms,
-                timings=timings.append,
-            )
-            for index, seats in enumerate(((a, b, a, b), (b, a, b, a)))
-        ]
-    except Exception as exc:
-        if attempts < MAX_ATTEMPTS:
-            raise
-        log.error("set %s failed on attempt %d, giving up: %s", set_id, attempts, exc)
+    # Agents are stopped in the background, and all of them before the set returns.
+    with AgentStopper() as stopper:
+        try:
+            games = [
+                play_game(
+                    client,
+                    game_id=repo.game_id(set_id, index),
+                    game_index=index,
+                    seats=seats,
+                    ruleset=ruleset,
+                    seed=seed,
+                    first_dealer=dealer,
+                    limits=limits,
+                    agent_limits=agent_limits,
+                    launchers=launchers,
+                    agent_game_master=agent_game_master,
+                    connect_ms=connect_ms,
+                    timings=timings.append,
+                    stopper=stopper,
+                )
+                for index, seats in enumerate(((a, b, a, b), (b, a, b, a)))
+            ]
+        except Exception as exc:
+            if attempts < MAX_ATTEMPTS:
+                raise
+            log.error("set %s failed on attempt %d, giving up: %s", set_id, attempts, exc)
+            with db.session() as session:
+                repo.mark_set_failed(session, set_id, f"{type(exc).__name__}: {exc}")
+                finish_if_done(session, tid)
+            return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
         with db.session() as session:
-            repo.mark_set_failed(session, set_id, f"{type(exc).__name__}: {exc}")
+            recorded = repo.record_game_set_result(session, set_id, games)
+            if recorded:
+                lock = ratings_lock(ruleset) if ratings_lock is not None else _no_lock()
+                with lock:
+                    new = [repo.game_id(set_id, g.game_index) for g in games]
+                    update_ratings(session, ruleset, new)
             finish_if_done(session, tid)
-        return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
-    with db.session() as session:
-        recorded = repo.record_game_set_result(session, set_id, games)
-        if recorded:
-            lock = ratings_lock(ruleset) if ratings_lock is not None else _no_lock()
-            with lock:
-                new = [repo.game_id(set_id, g.game_index) for g in games]
-                update_ratings(session, ruleset, new)
-        finish_if_done(session, tid)
-        done = repo.get_game_set(session, set_id)
-        return SetOutcome(set_id, recorded, done.state, done.score_a, attempts, tuple(timings))
+            done = repo.get_game_set(session, set_id)
+            return SetOutcome(set_id, recorded, done.state, done.score_a, attempts, tuple(timings))
 
 
 _LIMIT_FIELDS = {"decision_ms", "bank_ms", "fault_limit"}

@@ -122,7 +122,7 @@ def test_an_agent_that_cannot_start_exits_127_saying_why(
 ) -> None:
     # The launcher checks the directory first; this one vanishes between that check and the fork.
     stderr_r, stderr_w = os.pipe()
-    pid, status = server.start(
+    status = server.start(
         [sys.executable, "bot.py"],
         cwd=tmp_path / "gone",
         env={},
@@ -130,9 +130,10 @@ def test_an_agent_that_cannot_start_exits_127_saying_why(
         stderr_fd=stderr_w,
     )
     os.close(stderr_w)
-    line = status.read_line(timeout=20)
+    forked, ended = status.read_line(timeout=20), status.read_line(timeout=20)
     status.close()
-    assert line is not None and line.split()[:2] == ["exit", "127"], (pid, line)
+    assert forked is not None and forked.startswith("pid ")
+    assert ended is not None and ended.split()[:2] == ["exit", "127"], ended
     with os.fdopen(stderr_r, "rb") as stderr:
         assert b"cannot start the agent" in stderr.read()
 

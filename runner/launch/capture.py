@@ -1,8 +1,10 @@
-"""Drain an agent's stderr pipe, keeping the first N bytes (and a short tail for diagnosis)."""
+"""Drain agents' stderr pipes, keeping the first N bytes (and a short tail for diagnosis)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import selectors
 import threading
 from pathlib import Path
 from typing import IO
@@ -14,7 +16,7 @@ _CHUNK = 65536
 
 
 class StderrCapture:
-    """Reads a pipe on a daemon thread so a chatty agent never blocks on a full pipe.
+    """Drains a pipe (on the process's one pump thread) so a chatty agent never blocks on it.
 
     The first `limit` bytes are kept in memory and mirrored to `path`; the rest is counted
     and dropped, except the last TAIL_BYTES, kept only to explain how the agent died.
@@ -30,18 +32,13 @@ class StderrCapture:
         self._dropped = 0
         self._lock = threading.Lock()
         self._file = path.open("wb")
-        self._thread = threading.Thread(target=self._run, name=f"stderr:{path.name}", daemon=True)
-        self._thread.start()
+        self._ended = threading.Event()
+        _pump().add(self)
 
-    def _run(self) -> None:
-        try:
-            while chunk := os.read(self._fd, _CHUNK):
-                self._take(chunk)
-        except OSError:
-            pass  # the pipe was closed under us: nothing more to read
-        finally:
-            self._pipe.close()
-            self._file.close()
+    def _finish(self) -> None:
+        self._pipe.close()
+        self._file.close()
+        self._ended.set()
 
     def _take(self, chunk: bytes) -> None:
         with self._lock:
@@ -57,8 +54,7 @@ class StderrCapture:
 
     def join(self, timeout: float | None) -> bool:
         """Wait for end of file; False if a process still holds the pipe open."""
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
+        return self._ended.wait(timeout)
 
     @property
     def truncated_bytes(self) -> int:
@@ -76,3 +72,57 @@ class StderrCapture:
         """Head and tail together: what exit diagnosis looks at."""
         with self._lock:
             return (self._head + b"\n" + self._tail).decode("utf-8", errors="replace")
+
+
+class _Pump:
+    """One thread that reads every agent's stderr pipe: cheaper than a thread per agent,
+    whose start alone costs a few milliseconds on a busy machine, four times a game."""
+
+    def __init__(self) -> None:
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        self._arrivals: list[StderrCapture] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._run, name="stderr-pump", daemon=True).start()
+
+    def add(self, capture: StderrCapture) -> None:
+        with self._lock:
+            self._arrivals.append(capture)
+        with contextlib.suppress(BlockingIOError):  # already woken
+            os.write(self._wake_w, b"!")
+
+    def _run(self) -> None:
+        while True:
+            for key, _ in self._selector.select():
+                if key.data is None:
+                    os.read(self._wake_r, 4096)
+                    with self._lock:
+                        arrivals, self._arrivals = self._arrivals, []
+                    for capture in arrivals:
+                        self._selector.register(capture._fd, selectors.EVENT_READ, capture)
+                    continue
+                capture = key.data
+                try:
+                    chunk = os.read(key.fd, _CHUNK)
+                except OSError:
+                    chunk = b""  # the pipe was closed under us: nothing more to read
+                if chunk:
+                    capture._take(chunk)
+                else:
+                    self._selector.unregister(key.fd)
+                    capture._finish()
+
+
+_pumps: dict[int, _Pump] = {}
+_pumps_lock = threading.Lock()
+
+
+def _pump() -> _Pump:
+    """This process's pump (a forked child starts its own: threads do not survive fork)."""
+    with _pumps_lock:
+        pump = _pumps.get(os.getpid())
+        if pump is None:
+            pump = _pumps[os.getpid()] = _Pump()
+        return pump

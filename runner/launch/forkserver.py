@@ -92,8 +92,11 @@ class ForkServer:
         env: Mapping[str, str],
         limits: AgentLimits,
         stderr_fd: int,
-    ) -> tuple[int, StatusPipe]:
-        """Fork one agent; returns its pid and its status pipe (its end may be buffered)."""
+    ) -> StatusPipe:
+        """Ask for one agent; its status pipe will say "pid N" once it is forked.
+
+        This does not wait for the fork, so a game's four agents start side by side.
+        """
         request = json.dumps(
             {
                 "argv": list(argv),
@@ -120,13 +123,7 @@ class ForkServer:
             for fd in (request_r, request_w, status_w):
                 if fd >= 0:
                     os.close(fd)
-        status = StatusPipe(status_r)
-        line = status.read_line(_START_TIMEOUT)
-        if line is None or not line.startswith("pid "):
-            status.close()
-            self.alive = False
-            raise ForkServerGone(f"the fork server did not start the agent ({line!r})")
-        return int(line.split()[1]), status
+        return StatusPipe(status_r)
 
     def signal_group(self, pid: int, signum: int) -> None:
         """Signal an agent's group, if its leader still runs (the fork server knows)."""
@@ -156,7 +153,7 @@ class ForkServer:
             return None
         stderr_r, stderr_w = os.pipe()
         try:
-            pid, status = self.start(argv, cwd=cwd, env=env, limits=limits, stderr_fd=stderr_w)
+            status = self.start(argv, cwd=cwd, env=env, limits=limits, stderr_fd=stderr_w)
         except ForkServerGone as error:
             os.close(stderr_r)
             log.warning("%s; spawning %s instead", error, label)
@@ -164,7 +161,7 @@ class ForkServer:
         finally:
             os.close(stderr_w)
         capture = StderrCapture(os.fdopen(stderr_r, "rb"), limits.stderr_bytes, stderr_path)
-        return ForkedAgent(self, pid, status, capture, limits, run_dir, grace_seconds, label)
+        return ForkedAgent(self, status, capture, limits, run_dir, grace_seconds, label)
 
 
 class StatusPipe:
@@ -195,9 +192,9 @@ class StatusPipe:
 
 @dataclass
 class _Forked:
-    """What RunningAgent keeps of a child: its pid and, once known, how it ended."""
+    """What RunningAgent keeps of a child: its pid (0 until known) and how it ended."""
 
-    pid: int
+    pid: int = 0
     returncode: int | None = None
 
 
@@ -207,7 +204,6 @@ class ForkedAgent(RunningAgent):
     def __init__(
         self,
         server: ForkServer,
-        pid: int,
         status: StatusPipe,
         capture: StderrCapture,
         limits: AgentLimits,
@@ -215,37 +211,56 @@ class ForkedAgent(RunningAgent):
         grace_seconds: float,
         label: str,
     ) -> None:
-        super().__init__(_Forked(pid), capture, limits, run_dir, grace_seconds, label)
+        self._forked = _Forked()
+        super().__init__(self._forked, capture, limits, run_dir, grace_seconds, label)
         self._server = server
         self._status = status
         self._status_lock = threading.Lock()
 
+    @property
+    def pid(self) -> int:
+        """The agent's pid, once the fork server has forked it (waits for that, briefly)."""
+        if not self._forked.pid:
+            self._read_status(_START_TIMEOUT)
+        return self._forked.pid
+
+    @property
+    def pgid(self) -> int:
+        return self.pid  # the fork server's child calls setsid(): it leads its own group
+
     def poll(self) -> int | None:
-        return self._read_exit(0)
+        return self._read_status(0)
 
     def wait(self, timeout: float | None = None) -> int | None:
-        return self._read_exit(timeout)
+        return self._read_status(timeout)
 
-    def _read_exit(self, timeout: float | None) -> int | None:
+    def _read_status(self, timeout: float | None) -> int | None:
+        """Read what the fork server said ("pid N", "exit CODE CPU"); the exit code if ended."""
         with self._status_lock:
-            if self._returncode is not None:
-                return self._returncode
-            line = self._status.read_line(timeout)
-            if line is None:
-                return None  # still running
-            self._status.close()
-            self._reaped = True
-            if line.startswith("exit "):
-                _, code, cpu = line.split()
-                self._returncode, self._cpu_used = int(code), float(cpu)
-            else:
-                # End of file, no verdict: the fork server died. Its agent is nobody's child
-                # now, so end its group here rather than leave it playing unsupervised.
-                log.warning("the fork server died; killing agent %s", self.label)
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.pid, signal.SIGKILL)
-                self._returncode = -signal.SIGKILL
+            while self._returncode is None:
+                line = self._status.read_line(timeout)
+                if line is None:
+                    return None  # still running
+                if line.startswith("pid "):
+                    self._forked.pid = int(line.split()[1])
+                    continue
+                self._status.close()
+                self._reaped = True
+                if line.startswith("exit "):
+                    _, code, cpu = line.split()
+                    self._returncode, self._cpu_used = int(code), float(cpu)
+                else:
+                    self._returncode = self._orphaned()
             return self._returncode
+
+    def _orphaned(self) -> int:
+        """End of file, no verdict: the fork server died. Its agent is nobody's child now, so
+        end its group here rather than leave it playing unsupervised."""
+        log.warning("the fork server died; killing agent %s", self.label)
+        if self._forked.pid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._forked.pid, signal.SIGKILL)
+        return -signal.SIGKILL
 
     def _signal_group(self, signum: int) -> None:
         # Through the fork server, which signals only a group whose leader it has not reaped.
