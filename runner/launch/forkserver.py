@@ -37,6 +37,10 @@ log = logging.getLogger("arena.launch")
 # The request travels through a pipe written before the child reads it: it must fit in the
 # pipe's buffer (64 KiB on Linux).
 REQUEST_LIMIT = 60_000
+# gRPC's own fork handling, so the fork server can initialize gRPC once for all its agents
+# (zygote.warm_up_grpc). It needs the epoll1 or poll engine; poll is as fast for an agent's
+# one connection.
+GRPC_FORK_SUPPORT = {"GRPC_ENABLE_FORK_SUPPORT": "true", "GRPC_POLL_STRATEGY": "poll"}
 # How long a launch waits for the fork server to say it forked (it may still be importing).
 _START_TIMEOUT = 30.0
 # How long stop() waits for the fork server to report a SIGKILLed agent's end.
@@ -71,6 +75,7 @@ class ForkServer:
                 env={
                     "PATH": f"{os.path.dirname(sys.executable)}:{SYSTEM_PATH}",
                     "LANG": RUNTIME_LANG,
+                    **GRPC_FORK_SUPPORT,
                 },
                 cwd="/",
                 stdin=subprocess.DEVNULL,

@@ -33,6 +33,8 @@ import tempfile
 import threading
 from typing import NoReturn
 
+import grpc
+
 import arena.agent  # noqa: F401  (the point of this process: the SDK, grpc and protobuf, warm)
 
 REQUEST_LIMIT = 1 << 16
@@ -210,8 +212,20 @@ def _exit_status(code: object) -> int:
     return 1
 
 
+def warm_up_grpc() -> None:
+    """Initialize gRPC's core here once, rather than in every agent (5 ms of CPU each).
+
+    Safe only with gRPC's fork support on (GRPC_ENABLE_FORK_SUPPORT, set by the fork server
+    with a poll strategy that supports it): its fork handlers stop gRPC's threads before
+    each fork and start them again in both processes. No channel stays open across a fork.
+    """
+    if os.environ.get("GRPC_ENABLE_FORK_SUPPORT") in ("1", "true"):
+        grpc.insecure_channel("127.0.0.1:1").close()
+
+
 def main() -> int:
     control = socket.socket(fileno=int(sys.argv[1]))
+    warm_up_grpc()
     task = Zygote(control).serve()
     if task is not None:  # in a forked child
         exit_like_python(task)
