@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import json
 import os
 import resource
@@ -226,6 +227,9 @@ def warm_up_grpc() -> None:
 def main() -> int:
     control = socket.socket(fileno=int(sys.argv[1]))
     warm_up_grpc()
+    # Everything imported so far is shared with every agent, page by page, until written.
+    # The garbage collector writes to every object it visits: keep it off what is shared.
+    gc.freeze()
     task = Zygote(control).serve()
     if task is not None:  # in a forked child
         exit_like_python(task)
