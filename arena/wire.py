@@ -76,7 +76,9 @@ def _parse_cards(texts: Sequence[str]) -> tuple[Card, ...]:
         return tuple(parse_card(t) for t in texts)
 
 
-def _parse_action(text: str) -> Action:
+def parse_action_text(text: str) -> Action:
+    """``parse_action(text)``, by a dict lookup for the texts of listed actions (pass, bids,
+    trumps, plays); UnparseableAction for text that is not an action."""
     found = _ACTION_BY_TEXT.get(text)
     return found if found is not None else parse_action(text)
 
@@ -334,7 +336,7 @@ def legal_from_pb(msg: pb.LegalActions, phase: Phase, seat: int) -> Legal:
             c.max_count,
         )
         return Legal(phase, seat, choice=choice)
-    return Legal(phase, seat, tuple(map(_parse_action, msg.actions)))
+    return Legal(phase, seat, tuple(map(parse_action_text, msg.actions)))
 
 
 def legal_to_dict(legal: Legal) -> dict[str, Any]:

@@ -16,7 +16,8 @@ import re
 import signal
 import threading
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -70,16 +71,15 @@ class GameMasterService:
 
     # ------------------------------------------------------------------------- Play
 
-    async def play(
-        self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[bytes]:
-        stream = requests.__aiter__()
+    async def play(self, requests: object, context: grpc.aio.ServicerContext) -> None:
+        # A coroutine, not an async generator: messages are written with context.write by a
+        # _SeatStream, at once, from whichever step produced them (see there).
         try:
-            raw = await asyncio.wait_for(stream.__anext__(), HELLO_TIMEOUT_S)
+            raw = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
         except TimeoutError:
             await _abort(context, Refused(Refusal.NO_HELLO, "no Hello within 10 s"))
             return
-        except StopAsyncIteration:
+        if raw is grpc.aio.EOF:
             await _abort(context, Refused(Refusal.NOT_HELLO, "the stream ended before a Hello"))
             return
         try:
@@ -88,14 +88,15 @@ class GameMasterService:
             log.info("refused a seat: %s", refused)
             await _abort(context, refused)
             return
-        outbox = session.attach(seat, hello)
+        stream = _SeatStream(context)
+        session.attach(seat, hello, stream)
         log.info("game %s: seat %d connected (%s)", session.game_id, seat, hello.agent_name)
-        reader = asyncio.create_task(self._read(stream, session, seat))
+        reader = asyncio.create_task(self._read(context, session, seat))
         try:
-            while (msg := await outbox.get()) is not None:
-                yield msg
+            await stream.closed  # GameEnd written: returning ends the call with status OK
         finally:
             reader.cancel()
+            stream.closed.cancel()  # if the call was cancelled: later messages are dropped
             if not session.finished:  # the client went away (cancelled the call or died)
                 session.on_disconnect(seat, "the connection to the agent was lost")
 
@@ -122,10 +123,10 @@ class GameMasterService:
         return self.games[game_id], seat, hello
 
     @staticmethod
-    async def _read(stream: AsyncIterator[bytes], session: GameSession, seat: int) -> None:
+    async def _read(context: grpc.aio.ServicerContext, session: GameSession, seat: int) -> None:
         detail = "the agent closed its stream"
         try:
-            async for raw in stream:
+            while (raw := await context.read()) is not grpc.aio.EOF:
                 session.on_message(seat, raw)
                 if session.finished:
                     return
@@ -303,6 +304,64 @@ async def _abort(context: grpc.aio.ServicerContext, refused: Refused) -> None:
 
 
 # ----------------------------------------------------------------------------- building
+
+
+class _SeatStream:
+    """The writing side of one seat's Play stream: the session's messages, written in order.
+
+    A message is written at once, in the loop step that produced it (typically the step that
+    read the previous seat's reply), instead of being queued for the Play handler's task to
+    write when it next runs: that would cost a loop iteration and a task switch on every
+    decision. So the write coroutine is stepped by hand here, as an eagerly started task would
+    be (asyncio.Task starts even its first step in a later iteration on Python 3.11): the first
+    step starts the gRPC send, a done callback on the future it waits for runs the rest. While
+    one write is in flight the next messages wait in order. ``closed`` resolves once None has
+    been put (after the writes before it), or fails with the error of a write that failed.
+    """
+
+    def __init__(self, context: grpc.aio.ServicerContext) -> None:
+        self._context = context
+        self._waiting: deque[bytes | None] = deque()
+        self._writing = False
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def put_nowait(self, item: bytes | None) -> None:
+        if self.closed.done():
+            return
+        if self._writing:
+            self._waiting.append(item)
+        else:
+            self._start(item)
+
+    def _start(self, item: bytes | None) -> None:
+        if self.closed.done():  # cancelled: the Play handler is gone
+            self._waiting.clear()
+            return
+        if item is None:
+            self.closed.set_result(None)
+            return
+        self._writing = True
+        self._step(self._context.write(item))
+
+    def _step(self, write: Coroutine[Any, Any, None]) -> None:
+        try:
+            awaited = write.send(None)
+        except StopIteration:  # written
+            self._writing = False
+            if self._waiting:
+                self._start(self._waiting.popleft())
+            return
+        except BaseException as exc:  # the call is over (cancelled, broken, or ended)
+            self._writing = False
+            self._waiting.clear()
+            if not self.closed.done():
+                self.closed.set_exception(exc)
+            return
+        if isinstance(awaited, asyncio.Future):
+            awaited._asyncio_future_blocking = False  # as asyncio.Task does
+            awaited.add_done_callback(lambda _: self._step(write))
+        else:  # a bare yield (asyncio.sleep(0)): resume in the next iteration
+            asyncio.get_running_loop().call_soon(self._step, write)
 
 
 def _handlers(service: GameMasterService) -> grpc.GenericRpcHandler:

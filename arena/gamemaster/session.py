@@ -14,9 +14,9 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from arena import wire
-from arena.actions import parse_action
 from arena.errors import ArenaError, IllegalAction, UnparseableAction
 from arena.game import Event, Game
 from arena.gamemaster.policy import (
@@ -36,9 +36,16 @@ from arena.wire import pb
 
 log = logging.getLogger(__name__)
 
-# Serialized ServerMessages: a message is encoded once, here, so that the public events it
-# carries can be spliced in as bytes encoded once for all four seats (see _deliver).
-Outbox = asyncio.Queue[bytes | None]
+
+class Outbox(Protocol):
+    """Where a seat's messages go: serialized ServerMessages, in order, then None (close the
+    stream). A message is encoded once, here, so that the public events it carries can be
+    spliced in as bytes encoded once for all four seats (see _deliver). The server's is a
+    _SeatStream, which starts writing at once; tests may use an asyncio.Queue."""
+
+    def put_nowait(self, item: bytes | None) -> None: ...
+
+
 # The tag of ServerMessage.events (field 6, length-delimited): protobuf parsers accept a message's
 # fields in any order and append repeated ones, so "message bytes + encoded events" is the
 # message with those events.
@@ -67,7 +74,7 @@ class _Pending:
     legal: Legal
     budget_ms: float  # decision time plus what was left of the bank when it was asked
     started: float  # loop time the request was queued
-    timer: asyncio.TimerHandle | None = None
+    deadline: float = 0.0  # loop time its time runs out
 
 
 @dataclass
@@ -147,6 +154,9 @@ class GameSession:
         self._all_here = asyncio.Event()
         self._ended = asyncio.Event()
         self._next_request = 1
+        # One timer for the game's decision deadlines, re-armed lazily (see _arm_timer).
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
         self.started = False
         self._seats_live = False
         self.finished = False
@@ -156,14 +166,14 @@ class GameSession:
 
     # ------------------------------------------------------------------------- agents' side
 
-    def attach(self, seat: int, hello: pb.Hello) -> Outbox:
-        """A seat's agent has said Hello: welcome it; its messages go through the outbox."""
+    def attach(self, seat: int, hello: pb.Hello, outbox: Outbox) -> None:
+        """A seat's agent has said Hello: welcome it; its messages go to ``outbox``."""
         st = self.seats[seat]
         st.hello_name = cut(hello.agent_name, 100)
         st.hello_version = cut(hello.agent_version, 100)
         st.live_events = hello.live_events
-        st.outbox = asyncio.Queue()
-        st.outbox.put_nowait(
+        st.outbox = outbox
+        outbox.put_nowait(
             pb.ServerMessage(
                 welcome=pb.Welcome(
                     seat=seat,
@@ -179,7 +189,6 @@ class GameSession:
         )
         if all(s.connected for s in self.seats):
             self._all_here.set()
-        return st.outbox
 
     def on_message(self, seat: int, raw: bytes) -> None:
         """One message from a seat's agent (undecoded: garbage is the agent's fault, not ours)."""
@@ -348,9 +357,34 @@ class GameSession:
                 rid, observe(game, seat), legal, self.limits.decision_ms, st.clock.bank_ms
             ),
         )
-        pending.timer = self._loop.call_later(
-            pending.budget_ms / 1000, self._answered, st, _TIMED_OUT
-        )
+        pending.deadline = self._loop.time() + pending.budget_ms / 1000
+        self._arm_timer(pending.deadline)
+
+    # A timer per decision would cost a TimerHandle and a heap push and pop on every decision
+    # (and a cancelled handle left in the loop's heap). The game's one timer is set for the
+    # earliest deadline it may have to meet and left alone while it is early enough: when it
+    # fires, the pending decision times out if its deadline has come, else it is set again.
+    # Decisions are answered well within their time, so it is seldom set more than once per
+    # decision time, and deadlines are met exactly as with a timer per decision.
+
+    def _arm_timer(self, deadline: float) -> None:
+        if self._timer is not None:
+            if self._timer_at <= deadline:
+                return
+            self._timer.cancel()
+        self._timer_at = deadline
+        self._timer = self._loop.call_at(deadline, self._timer_fired)
+
+    def _timer_fired(self) -> None:
+        self._timer = None
+        for st in self.seats:
+            pending = st.pending
+            if pending is not None:
+                if pending.deadline <= self._timer_at:
+                    self._answered(st, _TIMED_OUT)
+                else:
+                    self._arm_timer(pending.deadline)
+                return
 
     def _answered(self, st: SeatState, answer: _Answer) -> None:
         """The pending decision of ``st`` is settled (reply, garbage or timeout): apply it and
@@ -359,8 +393,6 @@ class GameSession:
         if pending is None or self.finished:
             return
         st.pending = None
-        if pending.timer is not None:
-            pending.timer.cancel()
         try:
             self._settle(st, pending, answer)
             if not self.game.is_over:
@@ -398,7 +430,7 @@ class GameSession:
             self._fallback(st, rid, legal, FaultKind.CRASH, f"agent error: {reply.error}", ms, note)
             return
         try:
-            action = parse_action(reply.action)
+            action = wire.parse_action_text(reply.action)
         except UnparseableAction as exc:
             self._fallback(st, rid, legal, FaultKind.MALFORMED, str(exc), ms, note)
             return
@@ -505,9 +537,10 @@ class GameSession:
             if self._end_detail and not end_msg.detail:
                 end_msg.detail = self._end_detail
             end_bytes = pb.ServerMessage(game_end=end_msg).SerializeToString()
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
             for st in self.seats:
-                if st.pending is not None and st.pending.timer is not None:
-                    st.pending.timer.cancel()
                 st.pending = None
                 self._deliver(st, end_bytes)
                 if st.outbox is not None:
