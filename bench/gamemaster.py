@@ -3,7 +3,9 @@
 (a) a bidirectional-stream ping-pong between two processes (a grpc.aio echo server defined
     here, generic handlers on bytes, the client on grpc's sync API like the Python SDK), with
     the average DecisionRequest's size; (b) full standard games between four Python SDK agent
-    processes that answer instantly, one game at a time, per decision, and the ratio to (a);
+    processes that answer instantly, one game at a time, per decision, and the ratio to (a), with
+    the CPU time the game master's process spent per decision (steadier than wall-clock times on
+    a busy machine) beside the echo server's per round trip;
 (a4) the ping-pong with four client processes taking turns (what four seats cost by themselves);
 (c) games per second with 1, 2, 4, 8 games at once (fresh agent processes per game, as the
     platform plays); (d) the same games as (b) with four stdio-bridge bots.
@@ -66,8 +68,19 @@ def _echo_server(reply_bytes: int) -> None:
     asyncio.run(main())
 
 
-def ping_pong(count: int, request_bytes: int, reply_bytes: int) -> float:
-    """Seconds per round trip on one bidirectional stream between two processes."""
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process so far (Linux; NaN elsewhere). On a shared
+    machine this moves much less with the load than wall-clock times do."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def ping_pong(count: int, request_bytes: int, reply_bytes: int) -> tuple[float, float]:
+    """Seconds per round trip on one bidirectional stream between two processes, and the
+    echo server's CPU seconds per round trip."""
     server = subprocess.Popen(
         [PY, str(HERE), "--echo-server", str(reply_bytes)],
         stdin=subprocess.PIPE,
@@ -90,13 +103,14 @@ def ping_pong(count: int, request_bytes: int, reply_bytes: int) -> float:
         warmup = max(50, count // 10)
         for i in range(warmup + count):
             if i == warmup:
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), cpu_seconds(server.pid)
             outgoing.put(payload)
             next(replies)
         elapsed = time.perf_counter() - start
+        cpu = cpu_seconds(server.pid) - cpu
         outgoing.put(None)
         channel.close()
-        return elapsed / count
+        return elapsed / count, cpu / count
     finally:
         if server.stdin is not None:
             server.stdin.close()
@@ -428,12 +442,15 @@ def main() -> None:
     # (a) is measured just before and just after (b), and (b) is compared with their mean: on
     # a shared machine the load changes within minutes, and a ratio of two measurements taken
     # under different loads means little.
-    rtt_before = ping_pong(pings, reply_bytes, request_bytes)
+    rtt_before, echo_cpu_before = ping_pong(pings, reply_bytes, request_bytes)
     gm = GameMasterProcess()
     try:
+        gm_cpu = cpu_seconds(gm.proc.pid)
         sdk, sdk_seen, sdk_n = per_decision(gm.address, SDK_AGENT, games)
-        rtt_after = ping_pong(pings, reply_bytes, request_bytes)
+        gm_cpu = (cpu_seconds(gm.proc.pid) - gm_cpu) / sdk_n
+        rtt_after, echo_cpu_after = ping_pong(pings, reply_bytes, request_bytes)
         rtt = (rtt_before + rtt_after) / 2
+        echo_cpu = (echo_cpu_before + echo_cpu_after) / 2
         turns = relay(pings, reply_bytes, request_bytes)
         rows: list[tuple[str, str, str]] = [
             (
@@ -461,6 +478,14 @@ def main() -> None:
                 f"{sdk_seen * 1e6:8.0f} µs/decision",
                 f"{sdk_seen / rtt:.2f}× (a); the rest, {(sdk - sdk_seen) * 1e6:.0f} µs, is the "
                 "GM between a reply and the next request",
+            )
+        )
+        rows.append(
+            (
+                "    GM process CPU (user + system)",
+                f"{gm_cpu * 1e6:8.0f} µs/decision",
+                f"the echo server of (a): {echo_cpu * 1e6:.0f} µs/round trip; the GM's includes "
+                "opening, joining and ending games",
             )
         )
         watched, _, watched_n = per_decision(gm.address, SDK_AGENT, games, watch=True)
