@@ -55,6 +55,10 @@ class RawSeat:
             for msg in self.call:
                 yield msg
                 if msg.WhichOneof("kind") == "game_end":
+                    # Closed here, as the SDK does: a call still open when the interpreter
+                    # exits can deadlock grpc's finalizer against its polling thread (the
+                    # agent then hangs until killed) if the stream's status arrives just then.
+                    self.close()
                     return
         except grpc.RpcError as exc:
             print(f"REFUSED {exc.code().name} {exc.details()}", flush=True)
