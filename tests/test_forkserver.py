@@ -213,3 +213,17 @@ def _memory_of(pid: int) -> bytes:
                 continue
     assert sum(map(len, chunks)) > 1_000_000, "could not read the fork server's memory"
     return b"".join(chunks)
+
+
+def test_when_its_last_client_goes_the_fork_server_ends_its_agents_and_exits(
+    started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # The worker holding the socket died: nothing may keep playing without it.
+    server = ForkServer()
+    (tmp_path / "bot.py").write_text("import time\nwhile True: time.sleep(1)\n")
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    assert agent.poll() is None
+    server.control.close()
+    assert server.process.wait(timeout=10) == 0
+    assert agent.wait(timeout=10) == -signal.SIGKILL
+    assert _gone(agent.pid)

@@ -122,8 +122,7 @@ class Zygote:
         if len(words) == 3 and words[0] == "signal":
             pid, signum = int(words[1]), int(words[2])
             if pid in self.agents:  # unreaped: the group id is still this agent's
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signum)
+                _signal_agent(pid, signum)
         return None
 
     def _launch(self, request_fd: int, status_fd: int, stderr_fd: int) -> ChildTask | None:
@@ -166,12 +165,26 @@ class Zygote:
 
     def _shut_down(self) -> None:
         for pid in self.agents:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
+            _signal_agent(pid, signal.SIGKILL)
         while self.agents:
             self._report_exits()
             if self.agents:
                 select.select([self.wake_r], [], [], 0.1)
+
+
+def _signal_agent(pid: int, signum: int) -> None:
+    """Signal an agent's process group, or the agent alone if it has no group yet.
+
+    A child just forked may not have called setsid() yet; then it runs no bot code and has
+    no children, so signalling its pid is enough.
+    """
+    try:
+        os.killpg(pid, signum)
+    except ProcessLookupError:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+    except PermissionError:
+        pass
 
 
 def _write(fd: int, text: str) -> None:
