@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import queue
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from arena.wire import pb
 
 DEFAULT_GAME_MASTER = "127.0.0.1:50051"
 CONNECT_TIMEOUT_S = 30.0
+_RETRY_PAUSE_S = 0.05  # between a failed stream and the next, once the channel is ready
 EXIT_REFUSED = 3
 EXIT_UNREACHABLE = 4
 EXIT_LOST = 5
@@ -117,79 +119,111 @@ def play(
     if connect_timeout is None:
         connect_timeout = CONNECT_TIMEOUT_S
     name = agent_name or getattr(player, "name", "") or type(player).__name__
-    outgoing: queue.Queue[pb.AgentMessage | None] = queue.Queue()
-    outgoing.put(
-        pb.AgentMessage(
-            hello=pb.Hello(
-                seat_token=token,
-                protocol_version=wire.PROTOCOL_VERSION,
-                agent_name=name,
-                agent_version=agent_version,
-                live_events=live_events,
-            )
+    hello = pb.AgentMessage(
+        hello=pb.Hello(
+            seat_token=token,
+            protocol_version=wire.PROTOCOL_VERSION,
+            agent_name=name,
+            agent_version=agent_version,
+            live_events=live_events,
         )
     )
-
-    def requests() -> Iterator[pb.AgentMessage]:
-        while (msg := outgoing.get()) is not None:
-            yield msg
-
     channel = grpc.insecure_channel(address)
     try:
-        try:
-            grpc.channel_ready_future(channel).result(timeout=connect_timeout)
-        except grpc.FutureTimeoutError:
-            raise GameMasterUnreachable(
-                f"no game master at {address} (waited {connect_timeout:g} s)"
-            ) from None
         stub = channel.stream_stream(
             wire.PLAY,
             request_serializer=pb.AgentMessage.SerializeToString,
             response_deserializer=pb.ServerMessage.FromString,
         )
-        call = stub(requests())
-        welcome: pb.Welcome | None = None
-        faults = 0
-        try:
-            for msg in call:
-                if on_message is not None:
-                    on_message(msg)
-                if on_event is not None:
-                    for event in msg.events:
-                        on_event(event)
-                kind = msg.WhichOneof("kind")
-                if kind == "event" and on_event is not None:
-                    on_event(msg.event)
-                elif kind == "welcome":
-                    welcome = msg.welcome
-                elif kind == "decision":
-                    outgoing.put(_decide(player, msg.decision, log))
-                elif kind == "fault":
-                    faults = msg.fault.faults
-                    f = msg.fault
-                    print(
-                        f"[agent {name}] fault {f.faults}/{f.fault_limit} ({f.kind}): {f.detail}"
-                        + (f"; the game master played {f.fallback!r}" if f.fallback else ""),
-                        file=log,
-                    )
-                elif kind == "game_end":
-                    assert welcome is not None
-                    return SeatResult(
-                        welcome.game_id, welcome.seat, welcome.team, msg.game_end, faults
-                    )
-        except grpc.RpcError as exc:
-            code, details = exc.code(), exc.details() or ""
-            if welcome is None and code in _REFUSALS:
-                raise SeatRefused(code, details) from None
-            if welcome is None and code is grpc.StatusCode.UNAVAILABLE:
-                raise GameMasterUnreachable(f"game master at {address}: {details}") from None
-            raise ConnectionLost(f"{code.name}: {details}") from None
-        finally:
-            outgoing.put(None)
-            call.cancel()
-        raise ConnectionLost("the game master ended the stream before the game ended")
+        deadline = time.monotonic() + connect_timeout
+        while True:
+            try:
+                return _play_stream(stub, hello, player, name, on_message, on_event, log)
+            except _NotConnected as exc:
+                # The stream is opened at once, without first waiting for the channel (whose
+                # watcher costs each agent a thread); only when that finds no game master
+                # does the agent wait for one, up to the connect timeout.
+                if not _wait_for_channel(channel, deadline):
+                    raise GameMasterUnreachable(
+                        f"no game master at {address} (waited {connect_timeout:g} s: {exc})"
+                    ) from None
     finally:
         channel.close()
+
+
+class _NotConnected(Exception):
+    """The stream failed as UNAVAILABLE before the game master said anything."""
+
+
+def _wait_for_channel(channel: grpc.Channel, deadline: float) -> bool:
+    """Wait until the channel is ready; False if the deadline passes first."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return False
+    try:
+        grpc.channel_ready_future(channel).result(timeout=remaining)
+    except grpc.FutureTimeoutError:
+        return False
+    time.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
+    return True
+
+
+def _play_stream(
+    stub: grpc.StreamStreamMultiCallable,
+    hello: pb.AgentMessage,
+    player: Player,
+    name: str,
+    on_message: Callable[[pb.ServerMessage], None] | None,
+    on_event: Callable[[pb.GameEvent], None] | None,
+    log: TextIO,
+) -> SeatResult:
+    """One Play stream, from Hello to GameEnd."""
+    outgoing: queue.Queue[pb.AgentMessage | None] = queue.Queue()
+    outgoing.put(hello)
+
+    def requests() -> Iterator[pb.AgentMessage]:
+        while (msg := outgoing.get()) is not None:
+            yield msg
+
+    call = stub(requests())
+    welcome: pb.Welcome | None = None
+    faults = 0
+    try:
+        for msg in call:
+            if on_message is not None:
+                on_message(msg)
+            if on_event is not None:
+                for event in msg.events:
+                    on_event(event)
+            kind = msg.WhichOneof("kind")
+            if kind == "event" and on_event is not None:
+                on_event(msg.event)
+            elif kind == "welcome":
+                welcome = msg.welcome
+            elif kind == "decision":
+                outgoing.put(_decide(player, msg.decision, log))
+            elif kind == "fault":
+                faults = msg.fault.faults
+                f = msg.fault
+                print(
+                    f"[agent {name}] fault {f.faults}/{f.fault_limit} ({f.kind}): {f.detail}"
+                    + (f"; the game master played {f.fallback!r}" if f.fallback else ""),
+                    file=log,
+                )
+            elif kind == "game_end":
+                assert welcome is not None
+                return SeatResult(welcome.game_id, welcome.seat, welcome.team, msg.game_end, faults)
+    except grpc.RpcError as exc:
+        code, details = exc.code(), exc.details() or ""
+        if welcome is None and code in _REFUSALS:
+            raise SeatRefused(code, details) from None
+        if welcome is None and code is grpc.StatusCode.UNAVAILABLE:
+            raise _NotConnected(details) from None
+        raise ConnectionLost(f"{code.name}: {details}") from None
+    finally:
+        outgoing.put(None)
+        call.cancel()
+    raise ConnectionLost("the game master ended the stream before the game ended")
 
 
 def _decide(player: Player, decision: pb.DecisionRequest, log: TextIO) -> pb.AgentMessage:

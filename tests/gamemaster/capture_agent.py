@@ -33,9 +33,7 @@ def main() -> None:
     rng = random.Random(token)
     outgoing: queue.Queue[bytes | None] = queue.Queue()
     live = os.environ.get("LIVE_EVENTS") == "1"  # events as their own messages (opt-in)
-    hello = pb.AgentMessage(
-        hello=pb.Hello(seat_token=token, protocol_version=1, live_events=live)
-    )
+    hello = pb.AgentMessage(hello=pb.Hello(seat_token=token, protocol_version=1, live_events=live))
     outgoing.put(hello.SerializeToString())
     with grpc.insecure_channel(os.environ["ARENA_GAME_MASTER"]) as channel:
         play = channel.stream_stream(

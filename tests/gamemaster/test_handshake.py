@@ -184,3 +184,38 @@ def test_sdk_reports_a_missing_game_master(monkeypatch, capsys) -> None:
         agent.run(RandomPlayer())
     assert exited.value.code == agent.EXIT_UNREACHABLE
     assert "cannot reach the game master" in capsys.readouterr().err
+
+
+def test_sdk_started_before_its_game_master_waits_for_it_and_then_speaks_to_it() -> None:
+    import socket
+    import threading
+    import time
+
+    from arena import agent
+    from arena.gamemaster.server import start_in_thread
+    from sample_agents.random_bot import RandomPlayer
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    outcome: list[BaseException] = []
+
+    def play() -> None:
+        try:
+            agent.play(RandomPlayer(), f"127.0.0.1:{port}", "no-such-token", connect_timeout=20)
+        except BaseException as exc:  # noqa: BLE001  (the test inspects it)
+            outcome.append(exc)
+
+    player = threading.Thread(target=play)
+    player.start()
+    time.sleep(0.5)  # the first stream has failed: nothing listens yet
+    server = start_in_thread(f"127.0.0.1:{port}", admin_token=None)
+    try:
+        player.join(timeout=30)
+    finally:
+        server.stop()
+    assert not player.is_alive()
+    [refused] = outcome
+    # Refused by the game master, not "unreachable": it waited, connected and said hello.
+    assert isinstance(refused, agent.SeatRefused), refused
+    assert refused.code is grpc.StatusCode.UNAUTHENTICATED
