@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 # Held while a rating table is rewritten, so two workers finishing sets at once apply both.
 RATINGS_LOCK_TTL = 120
+RATINGS_LOCK_POLL = 0.005
 
 # Opened lazily once per process; a forked child opens its own (pid-keyed).
 _database: tuple[int, Database] | None = None
@@ -57,7 +58,11 @@ def _connection() -> redis.Redis:
 
 @contextlib.contextmanager
 def _ratings_lock(ruleset: str) -> Iterator[object]:
-    lock = _connection().lock(f"arena:lock:ratings:{ruleset}", timeout=RATINGS_LOCK_TTL)
+    # A rating update takes milliseconds: poll for the lock as often (redis-py's default
+    # 100 ms pause would stall the other workers' sets longer than the update itself).
+    lock = _connection().lock(
+        f"arena:lock:ratings:{ruleset}", timeout=RATINGS_LOCK_TTL, sleep=RATINGS_LOCK_POLL
+    )
     with lock:
         yield lock
 
