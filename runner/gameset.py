@@ -8,6 +8,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent import futures
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -89,6 +91,11 @@ class Launchers:
         return self.container if bot.image else self.process
 
 
+# Threads for agent chores (watching a game's agents, stopping them after it), kept from one
+# game to the next: starting a thread takes a millisecond or more on a busy machine.
+_chores = futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="agent-chores")
+
+
 def _spec(bot: SeatBot, token: str, game_master: str, label: str, limits: AgentLimits) -> AgentSpec:
     return AgentSpec(
         command=bot.command or (),
@@ -102,7 +109,7 @@ def _spec(bot: SeatBot, token: str, game_master: str, label: str, limits: AgentL
 
 
 class AgentStopper:
-    """Stops finished games' agents on threads, each stop may wait out a grace period.
+    """Stops finished games' agents on worker threads, each stop may wait out a grace period.
 
     What the game needs of its agents (exit reasons, stderr) is read before they are stopped,
     so a game set goes on to its next game, or to storing its results, while this runs;
@@ -110,19 +117,17 @@ class AgentStopper:
     """
 
     def __init__(self) -> None:
-        self._threads: list[threading.Thread] = []
+        self._stops: list[Future[None]] = []
 
     def stop(self, agents: Sequence[RunningAgent | None]) -> None:
-        for agent in agents:
-            if agent is not None:
-                thread = threading.Thread(target=agent.stop, name=f"stop {agent.label}")
-                thread.start()
-                self._threads.append(thread)
+        self._stops += [_chores.submit(agent.stop) for agent in agents if agent is not None]
 
     def join(self) -> None:
-        for thread in self._threads:
-            thread.join()
-        self._threads.clear()
+        futures.wait(self._stops)
+        for stop in self._stops:
+            if stop.exception() is not None:
+                log.error("stopping an agent failed", exc_info=stop.exception())
+        self._stops.clear()
 
     def __enter__(self) -> AgentStopper:
         return self
@@ -192,15 +197,16 @@ class _DeathWatch:
         self._launch_errors = launch_errors
         self._watched = set(range(len(agents)))
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"deaths {game_id}", daemon=True)
+        self._watching: Future[None] | None = None
 
     def __enter__(self) -> _DeathWatch:
-        self._thread.start()
+        self._watching = _chores.submit(self._run)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._done.set()
-        self._thread.join()
+        assert self._watching is not None
+        futures.wait([self._watching])
 
     def _run(self) -> None:
         while self._watched and not self._done.is_set():
