@@ -8,8 +8,9 @@ for bot authors: the SDK, grpc and protobuf are already imported, the process sh
 warm Python's hash seed, and when the agent's main process exits its process group is killed
 at once rather than at game end.
 
-One fork server serves a worker and its work horses (started before they fork); any process
-that has none starts its own on first use. If it cannot start or dies, agents are spawned.
+Each worker process starts one fork server before its first game set; any other process that
+launches agents through Launchers.default() starts its own on first use. If it cannot start
+or dies, agents are spawned.
 """
 
 from __future__ import annotations
@@ -282,7 +283,7 @@ _shared_lock = threading.Lock()
 
 
 def shared() -> ForkServer | None:
-    """This process's fork server (inherited from the worker, or started now); None if none."""
+    """This process's fork server, started on first use (again if it died); None if it can't."""
     global _shared
     with _shared_lock:
         if _shared is None or not _shared.alive:

@@ -1,8 +1,9 @@
 """The warm Python: one pre-imported interpreter that forks Python agents on request.
 
-A fresh Python agent spends about 0.15 CPU-seconds importing grpc, protobuf and the arena SDK
-before it says hello; four of them per game are most of what a worker's CPU does for bots that
-answer instantly. This process imports all that once and forks a copy per agent instead.
+A fresh Python agent spends about 0.1 CPU-seconds importing grpc, protobuf and the arena SDK
+before it says hello; four of them per game were most of what a worker's CPU did for bots that
+answer instantly. This process imports all that once and forks a copy per agent instead
+(bench/agent_start.py).
 
 It never learns what it runs. `runner.launch.forkserver` sends it the word "launch" with three
 file descriptors (SCM_RIGHTS over a Unix SEQPACKET socket): a pipe holding the launch request
@@ -13,8 +14,8 @@ sits in this process's memory, where every later child would inherit it. The par
 "signal PID SIGNUM" signals an agent's process group, only while its leader is unreaped, so a
 signal can never reach a process group that reused the number.
 
-When the last holder of the socket goes away (the worker and its work horses) it kills every
-agent's group and exits. Run as `python -m runner.launch.zygote FD`, FD being its socket end.
+When the last holder of the socket goes away (its worker) it kills every agent's group and
+exits. Run as `python -m runner.launch.zygote FD`, FD being its socket end.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ import grpc
 
 import arena.agent  # noqa: F401  (the point of this process: the SDK, grpc and protobuf, warm)
 
-REQUEST_LIMIT = 1 << 16
 _CAN_NOT_START = 127  # what a shell reports for a command it cannot run
 
 
@@ -51,7 +51,7 @@ class ChildTask:
     def run(self) -> None:
         """Run the agent's Python entry point, as `python -m MODULE` or `python SCRIPT`."""
         with os.fdopen(self.request_fd, "rb") as pipe:
-            request = json.loads(pipe.read(REQUEST_LIMIT))
+            request = json.loads(pipe.read())  # the launcher wrote it all and closed its end
         try:
             _apply_limits(request["cpu_seconds"], request["memory_bytes"])
             os.chdir(request["cwd"])
