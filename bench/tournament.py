@@ -4,7 +4,7 @@ Prints games per minute for each, the speedup, and the share of the workers' wal
 outside games (dequeueing, starting and stopping agents, storing results, ratings). A game
 here is the span from OpenGame to its result, agents' start-up included.
 
-    .venv/bin/python bench/tournament.py [--sets 12] [--hands 3] [--workers 1,2]
+    .venv/bin/python bench/tournament.py [--sets 40] [--hands 3] [--workers 1,2]
 
 Uses ARENA_REDIS_URL if set, else the embedded Redis in a temporary data directory; a game
 master is started on a free port; SQLite in the temporary directory.
@@ -190,7 +190,7 @@ def _print_one(r: dict[str, Any]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", type=int, default=12, help="duplicate sets in the round robin")
+    parser.add_argument("--sets", type=int, default=40, help="duplicate sets in the round robin")
     parser.add_argument("--hands", type=int, default=3, help="max_hands of the ruleset")
     parser.add_argument("--workers", default="1,2", help="worker counts to compare")
     parser.add_argument(
