@@ -29,8 +29,12 @@ def header(game: Game, agents: Sequence[str], game_id: str, **extra: Any) -> dic
     return out
 
 
+# One encoder for every line: json.dumps with options builds a new one per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def dumps(line: dict[str, Any]) -> str:
-    return json.dumps(line, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(line)
 
 
 def to_jsonl(head: dict[str, Any], events: Iterable[Event]) -> str:
