@@ -65,9 +65,9 @@ class ArenaWorker(SimpleWorker):
     the worker process gives (the bots run in their own processes), so jobs run in the worker
     and a thread keeps the heartbeats going, as the forking worker does while it waits.
 
-    If the worker dies mid-set its job's heartbeat expires within JOB_HEARTBEAT_GRACE seconds
-    and RQ's registry clean-up retries it; the fork server, losing its worker, kills the
-    Python agents at once.
+    If the worker dies mid-set its job's heartbeat expires (JOB_MONITORING_INTERVAL +
+    JOB_HEARTBEAT_GRACE seconds) and the next registry clean-up (MAINTENANCE_INTERVAL) of any
+    worker retries it; the fork server, losing its worker, kills the Python agents at once.
     """
 
     def execute_job(self, job: Job, queue: Queue) -> None:
