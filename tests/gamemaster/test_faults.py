@@ -156,7 +156,9 @@ def test_flood_of_unknown_request_ids_is_faults_then_forfeit(gm, client, bystand
     # request instead (an "action" line with the fallback): how many do depends on timing.
     assert len(faults) == FAST.fault_limit
     assert {f["fault"] for f in faults} == {"malformed"}
-    assert faults[0]["event"] == "fault"
+    # Which of the two kinds of line comes first depends on timing too: the game master may
+    # write the seat's next request before it reads the first of the flood.
+    assert {f["event"] for f in faults} <= {"fault", "action"}
     assert str(forfeit_line(outcome.record)["detail"]).startswith("fault limit")
 
 
