@@ -62,6 +62,7 @@ class RawSeat:
                     return
         except grpc.RpcError as exc:
             print(f"REFUSED {exc.code().name} {exc.details()}", flush=True)
+            self.close()  # for the same reason: never leave a call open at exit
             sys.exit(0)
 
     def decisions(self) -> Iterator[pb.DecisionRequest]:
