@@ -6,6 +6,7 @@ of ARCHITECTURE §4 must end the bad game as documented while the other plays on
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import time
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from arena.gamemaster.client import GameMasterClient, GameOutcome
+from arena.gamemaster.policy import GameLimits
 from arena.gamemaster.server import RunningGameMaster
 from arena.verify import verify_text
 from tests.gamemaster.helpers import (
@@ -44,10 +46,14 @@ def bystander(gm: RunningGameMaster, client: GameMasterClient) -> Iterator[Match
 
 
 def bad_game(
-    gm: RunningGameMaster, client: GameMasterClient, argv: list[str], **kw: object
+    gm: RunningGameMaster,
+    client: GameMasterClient,
+    argv: list[str],
+    limits: GameLimits = FAST,
+    **kw: object,
 ) -> tuple[Match, GameOutcome]:
     match = start_match(
-        client, gm.address, [argv, RANDOM, RANDOM, RANDOM], ruleset=SHORT, limits=FAST, **kw
+        client, gm.address, [argv, RANDOM, RANDOM, RANDOM], ruleset=SHORT, limits=limits, **kw
     )
     return match, match.finish(timeout=30)
 
@@ -163,7 +169,10 @@ def test_flood_of_unknown_request_ids_is_faults_then_forfeit(gm, client, bystand
 
 
 def test_flood_of_late_replies_forfeits(gm, client, bystander) -> None:
-    match, outcome = bad_game(gm, client, misbehaving("flood.py", "late"))
+    # The flood must be read within the seat's next decision time (which it lets pass too):
+    # 200 ms is too little for 65 messages on a loaded machine, so this game allows 1.5 s.
+    patient = dataclasses.replace(FAST, decision_ms=1500, bank_ms=0)
+    match, outcome = bad_game(gm, client, misbehaving("flood.py", "late"), limits=patient)
     assert_forfeit_by_seat0(outcome)
     assert str(forfeit_line(outcome.record)["detail"]).startswith("flood")
     assert outcome.seats[0].faults == 1  # the one timeout; late replies are not faults

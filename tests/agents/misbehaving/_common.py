@@ -74,6 +74,8 @@ class RawSeat:
         self._out.put(None)
         self.call.cancel()
         self.channel.close()
+        # Let the call's finalizer run now, not during interpreter shutdown.
+        del self.call, self.channel
 
 
 def random_action(decision: pb.DecisionRequest, rng: random.Random) -> str:
