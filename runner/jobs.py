@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
-import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -20,29 +20,16 @@ log = logging.getLogger(__name__)
 RATINGS_LOCK_TTL = 120
 RATINGS_LOCK_POLL = 0.005
 
-# Opened lazily once per process; a forked child opens its own (pid-keyed).
-_database: tuple[int, Database] | None = None
-_client: tuple[int, GameMasterClient] | None = None
-
-
+@functools.cache
 def database() -> Database:
-    """The process's database; a forked child reuses its parent's engine, not its sockets."""
-    global _database
-    if _database is None:
-        _database = (os.getpid(), open_database(database_url()))
-    elif _database[0] != os.getpid():
-        # SQLAlchemy's recipe for fork: drop the inherited pool without closing the parent's
-        # connections; this also spares every job a schema check.
-        _database[1].engine.dispose(close=False)
-        _database = (os.getpid(), _database[1])
-    return _database[1]
+    """The process's database, opened (and its schema checked) on first use."""
+    return open_database(database_url())
 
 
+@functools.cache
 def game_master() -> GameMasterClient:
-    global _client
-    if _client is None or _client[0] != os.getpid():
-        _client = (os.getpid(), GameMasterClient(env("ARENA_GAME_MASTER")))
-    return _client[1]
+    """The process's game master client: one channel for all the worker's game sets."""
+    return GameMasterClient(env("ARENA_GAME_MASTER"))
 
 
 def _connection() -> redis.Redis:

@@ -115,14 +115,14 @@ class _Pump:
                     capture._finish()
 
 
-_pumps: dict[int, _Pump] = {}
-_pumps_lock = threading.Lock()
+_pump_lock = threading.Lock()
+_the_pump: _Pump | None = None
 
 
 def _pump() -> _Pump:
-    """This process's pump (a forked child starts its own: threads do not survive fork)."""
-    with _pumps_lock:
-        pump = _pumps.get(os.getpid())
-        if pump is None:
-            pump = _pumps[os.getpid()] = _Pump()
-        return pump
+    """This process's pump, started on first use."""
+    global _the_pump
+    with _pump_lock:
+        if _the_pump is None:
+            _the_pump = _Pump()
+        return _the_pump
