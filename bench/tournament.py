@@ -138,6 +138,7 @@ def _run(
             with db.session() as session:
                 set_ids = [s.id for s in repo.list_game_sets(session, tournament.id)]
                 failed = progress.failed
+                faults = _fault_kinds(session, set_ids)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -162,6 +163,7 @@ def _run(
         "workers": workers,
         "sets": len(set_ids),
         "failed": failed,
+        "faults": faults,
         "games": games,
         "wall_s": wall,
         "games_per_min": 60.0 * games / wall,
@@ -176,6 +178,22 @@ def _run(
     }
 
 
+def _fault_kinds(session: Any, set_ids: list[str]) -> dict[str, str]:
+    """Each fault kind seen in these sets: how many, and the first one's detail and stderr."""
+    from sqlalchemy import select
+
+    from arena.storage.models import Fault, Game
+
+    faults = session.scalars(
+        select(Fault).join(Game, Fault.game_id == Game.id).where(Game.game_set_id.in_(set_ids))
+    ).all()
+    kinds: dict[str, str] = {}
+    for kind in sorted({f.kind for f in faults}):
+        same = [f for f in faults if f.kind == kind]
+        kinds[kind] = f"{len(same)}× — {same[0].detail} | stderr: {same[0].stderr[-600:]!r}"
+    return kinds
+
+
 def _print_one(r: dict[str, Any]) -> None:
     print(
         f"  {r['workers']} worker(s): {r['games']} games in {r['wall_s']:.1f} s = "
@@ -183,6 +201,8 @@ def _print_one(r: dict[str, Any]) -> None:
         f"of worker time" + (f"; {r['failed']} sets failed" if r["failed"] else ""),
         flush=True,
     )
+    if r["faults"]:  # sample bots play cleanly: any fault here is a bug to chase
+        print(f"    FAULTS: {r['faults']}", flush=True)
     phases = ", ".join(f"{k} {v}" for k, v in r["phases_ms"].items())
     cpu = ", ".join(f"{k} {v}" for k, v in r["cpu_ms"].items())
     print(f"    per game, wall ms: {phases}; CPU ms: {cpu}", flush=True)

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 RATINGS_LOCK_TTL = 120
 RATINGS_LOCK_POLL = 0.005
 
+
 @functools.cache
 def database() -> Database:
     """The process's database, opened (and its schema checked) on first use."""

@@ -76,6 +76,7 @@ def _demo(args: argparse.Namespace) -> int:
             _start_services(stack, args)
             tournament_id = _run_round_robin(db, stack, args, refs)
             _print_ratings(args.ruleset)
+            _report_forfeits(db, tournament_id)
             _say(f"tournament {tournament_id} finished; logs in {stack.log_dir}")
         if args.no_serve:
             return 0
@@ -206,6 +207,22 @@ def _run_round_robin(db: Database, stack: Stack, args: argparse.Namespace, refs:
     if tty:
         print()
     return tournament.id
+
+
+def _report_forfeits(db: Database, tournament_id: str) -> None:
+    """Sample bots play cleanly: if one forfeited, say why, with the end of its stderr."""
+    from arena.storage import repo
+
+    with db.session() as session:
+        for game in repo.list_games(session, tournament_id=tournament_id, limit=None):
+            if game.forfeit_seat is None:
+                continue
+            faults = [f for f in game.faults if f.seat == game.forfeit_seat]
+            why = faults[-1].detail if faults else game.reason
+            _say(f"game {game.id}: seat {game.forfeit_seat} forfeited: {why}")
+            stderr = faults[-1].stderr.strip() if faults else ""
+            for line in stderr.splitlines()[-10:]:
+                print(f"    {line}")
 
 
 def _print_ratings(ruleset: str) -> None:

@@ -174,10 +174,11 @@ def list_games(
     *,
     bot_version: VersionKey | None = None,
     tournament_id: str | None = None,
-    limit: int = 100,
+    limit: int | None = 100,
     offset: int = 0,
 ) -> list[Game]:
-    """Games, newest first, optionally only those of one version or one tournament."""
+    """Games, newest first, optionally only those of one version or one tournament (no
+    limit with None)."""
     query = select(Game)
     if bot_version is not None:
         query = query.where(seat_filter(resolve_version_id(session, bot_version)))
