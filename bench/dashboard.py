@@ -143,6 +143,8 @@ def fill(db: Database, games: int, bots: int) -> dict[str, Any]:
                         "think_ms2": 100,
                         "think_ms3": 100,
                         "finished": finished + timedelta(seconds=g),
+                        # Rated in the order they finished, as the rater would have.
+                        "rated_seq": len(game_rows),
                     }
                 )
                 score0 = 0.5 if winner is None else float(winner == 0)

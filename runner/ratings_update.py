@@ -1,24 +1,39 @@
-"""Rating tables from stored games: Elo game by game, Bradley–Terry with confidence intervals."""
+"""The stored rating tables, brought up to date as game sets are recorded.
+
+Each game is rated once, by the first pass that finds it unrated, and takes the next place in
+its ruleset's rating order (games.rated_seq). So a pass costs the new games plus one count of
+results per pair of bots, read from an index, however many games are stored: Elo continues
+from the stored table in that order, and the Bradley–Terry fit, games and scores come from the
+pair counts. A game stored by a worker that died before rating it is rated by the next pass.
+`from_scratch` replays every rated game in the stored order and gives the same table.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from arena.ratings import bradley_terry, elo_ratings
+from arena.ratings import EloTable, PairCounts, bradley_terry_pairs
 from arena.storage import repo
-from arena.storage.models import BotVersion, EndReason, Game
+from arena.storage.errors import RatedMeanwhile
+from arena.storage.models import Bot, BotVersion, EndReason, Game
 from arena.storage.values import HistoryEntry, RatingRow
+
+# Passes tried before giving up when other raters of the same ruleset keep getting in first
+# (workers take turns through a lock; `arena ratings --recompute` does not).
+_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
 class RatedGame:
-    """One game as the rater sees it: team 0's bot against team 1's, from team 0's side."""
+    """One game as the rater sees it: team 0's bot against team 1's, from team 0's side.
+
+    Aborted games and self-play take a place in the order but count for nothing.
+    """
 
     game_id: str
     a: int
@@ -26,96 +41,155 @@ class RatedGame:
     score_a: float
     forfeit_version: int | None
     finished: datetime
+    counts: bool
 
 
-def rated_games(session: Session, ruleset: str) -> list[RatedGame]:
-    """The ruleset's games in the order they finished; self-play and aborted games are left out."""
-    query = (
-        select(
-            Game.id,
-            Game.seat0_id,
-            Game.seat1_id,
-            Game.seat2_id,
-            Game.seat3_id,
-            Game.winner,
-            Game.reason,
-            Game.forfeit_seat,
-            Game.finished,
-        )
-        .where(Game.ruleset == ruleset, Game.reason != EndReason.ABORTED.value)
-        .order_by(Game.finished, Game.id)
-    )
-    out: list[RatedGame] = []
-    for gid, s0, s1, s2, s3, winner, _reason, forfeit_seat, finished in session.execute(query):
-        seats = (s0, s1, s2, s3)
-        if s0 == s1:
-            continue
-        score = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
-        forfeit = seats[forfeit_seat] if forfeit_seat is not None else None
-        out.append(RatedGame(gid, s0, s1, score, forfeit, finished))
-    return out
+@dataclass
+class _Tally:
+    """What a pass carries from game to game: Elo, and forfeits and last game per version."""
+
+    elo: EloTable = field(default_factory=EloTable)
+    forfeits: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    last: dict[int, datetime] = field(default_factory=dict)
+
+    def add(self, game: RatedGame, refs: dict[int, str]) -> None:
+        self.elo.add(refs[game.a], refs[game.b], game.score_a)
+        for version in (game.a, game.b):
+            self.last[version] = max(self.last.get(version, game.finished), game.finished)
+        if game.forfeit_version is not None:
+            self.forfeits[game.forfeit_version] += 1
 
 
-def update_ratings(session: Session, ruleset: str, new_games: Collection[str] = ()) -> int:
-    """Recompute the ruleset's rating table from all its games; append history for `new_games`.
+def update_ratings(session: Session, ruleset: str, *, from_scratch: bool = False) -> int:
+    """Rate the ruleset's unrated games, store its table, and return the rated bot versions.
 
-    Elo runs over every game in finishing order, so the table never depends on which worker
-    stored which set first; callers serialize updates per ruleset (a Redis lock in workers).
-    Returns the number of rated bot versions.
+    Appends each newly rated game's Elo points to the history. Callers take turns per ruleset
+    (a Redis lock in workers); a pass that loses a race with another rater anyway is undone
+    and tried again.
     """
-    games = rated_games(session, ruleset)
-    keys = {g.a for g in games} | {g.b for g in games}
-    refs = _refs(session, keys)
-    results = [(refs[g.a], refs[g.b], g.score_a) for g in games]
-    elo = elo_ratings(results)
-    fit = bradley_terry(results) if results else None
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            return _rate(session, ruleset, from_scratch)
+        except RatedMeanwhile:
+            if attempt == _ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
 
-    played: dict[int, int] = defaultdict(int)
-    points: dict[int, float] = defaultdict(float)
-    forfeits: dict[int, int] = defaultdict(int)
-    last: dict[int, datetime] = {}
-    for g in games:
-        for version, score in ((g.a, g.score_a), (g.b, 1.0 - g.score_a)):
-            played[version] += 1
-            points[version] += score
-            last[version] = max(last.get(version, g.finished), g.finished)
-        if g.forfeit_version is not None:
-            forfeits[g.forfeit_version] += 1
+
+def _rate(session: Session, ruleset: str, from_scratch: bool) -> int:
+    refs = _refs(session)
+    tally = _Tally()
+    if from_scratch:
+        for game in rated_games(session, ruleset, rated=True):
+            if game.counts:
+                tally.add(game, refs)
+    elif repo.next_rated_seq(session, ruleset) > 0:  # else no stored table counts any game
+        for row in repo.get_ratings(session, ruleset):
+            tally.elo.ratings[refs[row.bot_version_id]] = row.elo
+            tally.forfeits[row.bot_version_id] = row.forfeits
+            if row.last_played is not None:
+                tally.last[row.bot_version_id] = row.last_played
+    new = rated_games(session, ruleset, rated=False)
+    # Placing them first makes this pass a write transaction: what it reads from here on is
+    # consistent with what it writes.
+    repo.place_in_rating_order(session, ruleset, [g.game_id for g in new])
+    history = []
+    for game in new:
+        if game.counts:
+            tally.add(game, refs)
+            for version in (game.a, game.b):
+                history.append(HistoryEntry(version, tally.elo.rating(refs[version]), game.game_id))
+
+    pairs = _pair_counts(session, ruleset, refs)
+    fit = bradley_terry_pairs(pairs) if pairs else None
+    played: dict[str, int] = defaultdict(int)
+    points: dict[str, float] = defaultdict(float)
+    for (a, b), counts in pairs.items():
+        played[a] += counts.games
+        played[b] += counts.games
+        points[a] += counts.score
+        points[b] += counts.games - counts.score
     rows = []
-    for version in sorted(keys):
-        ref = refs[version]
-        bt = fit.ratings.get(ref) if fit is not None else None
+    for version, ref in sorted(refs.items()):
+        if not played[ref]:
+            continue
+        bt = fit.ratings[ref] if fit is not None else None
         rows.append(
             RatingRow(
                 bot_version=version,
-                elo=elo.rating(ref),
+                elo=tally.elo.rating(ref),
                 bt=bt.rating if bt else None,
                 ci_low=bt.lower if bt else None,
                 ci_high=bt.upper if bt else None,
-                games=played[version],
-                score=points[version] / played[version] if played[version] else 0.0,
-                forfeits=forfeits[version],
-                last_played=last.get(version),
+                games=played[ref],
+                score=points[ref] / played[ref],
+                forfeits=tally.forfeits[version],
+                last_played=tally.last.get(version),
             )
         )
-    repo.replace_ratings(session, ruleset, rows)
-
-    if new_games:
-        wanted = set(new_games)
-        by_ref = {ref: version for version, ref in refs.items()}
-        entries = []
-        for index, g in enumerate(games):
-            if g.game_id not in wanted:
-                continue
-            for ref in (refs[g.a], refs[g.b]):
-                point = next(p for p in elo.history[ref] if p.game == index)
-                entries.append(HistoryEntry(by_ref[ref], point.rating, g.game_id))
-        repo.append_history(session, ruleset, entries)
+    repo.store_rating_pass(session, ruleset, rows, history)
     return len(rows)
 
 
-def _refs(session: Session, version_ids: Collection[int]) -> dict[int, str]:
-    if not version_ids:
-        return {}
-    versions = session.scalars(select(BotVersion).where(BotVersion.id.in_(version_ids)))
-    return {v.id: v.ref for v in versions}
+def rated_games(session: Session, ruleset: str, *, rated: bool) -> list[RatedGame]:
+    """The ruleset's rated games in their rating order, or its unrated ones in the order they
+    finished (the order they will be rated in)."""
+    query = select(
+        Game.id,
+        Game.seat0_id,
+        Game.seat1_id,
+        Game.winner,
+        Game.reason,
+        Game.forfeit_seat,
+        Game.finished,
+    ).where(Game.ruleset == ruleset)
+    if rated:
+        query = query.where(Game.rated_seq.is_not(None)).order_by(Game.rated_seq)
+    else:
+        query = query.where(Game.rated_seq.is_(None)).order_by(Game.finished, Game.id)
+    out = []
+    for gid, s0, s1, winner, reason, forfeit_seat, finished in session.execute(query):
+        score = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
+        # Seats 2 and 3 are the partners of seats 0 and 1: the same versions.
+        forfeit = None if forfeit_seat is None else (s0, s1)[forfeit_seat % 2]
+        counts = s0 != s1 and reason != EndReason.ABORTED.value
+        out.append(RatedGame(gid, s0, s1, score, forfeit, finished, counts))
+    return out
+
+
+def _pair_counts(
+    session: Session, ruleset: str, refs: dict[int, str]
+) -> dict[tuple[str, str], PairCounts]:
+    """Wins, draws and losses per pair of versions over the rated games, keyed (lower ref,
+    higher ref) as arena.ratings counts them; an index-only scan (models.RATER_INDEXES)."""
+    query = (
+        select(Game.seat0_id, Game.seat1_id, Game.winner, func.count())
+        .where(
+            Game.ruleset == ruleset,
+            Game.rated_seq.is_not(None),
+            Game.reason != EndReason.ABORTED.value,
+            Game.seat0_id != Game.seat1_id,
+        )
+        .group_by(Game.seat0_id, Game.seat1_id, Game.winner)
+    )
+    pairs: dict[tuple[str, str], PairCounts] = {}
+    for s0, s1, winner, count in session.execute(query):
+        a, b = refs[s0], refs[s1]
+        winner_side = winner  # 0: a's team won, 1: b's team won
+        if b < a:
+            a, b = b, a
+            winner_side = None if winner is None else 1 - winner
+        counts = pairs.setdefault((a, b), PairCounts())
+        if winner_side is None:
+            counts.draws += count
+        elif winner_side == 0:
+            counts.wins += count
+        else:
+            counts.losses += count
+    return pairs
+
+
+def _refs(session: Session) -> dict[int, str]:
+    """Every bot version's "name@version", by id (a few hundred rows at most)."""
+    query = select(BotVersion.id, Bot.name, BotVersion.version).join(Bot)
+    return {version_id: f"{name}@{version}" for version_id, name, version in session.execute(query)}

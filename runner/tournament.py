@@ -226,8 +226,7 @@ def _run_game_set(
             if recorded:
                 lock = ratings_lock(ruleset) if ratings_lock is not None else _no_lock()
                 with lock:
-                    new = [repo.game_id(set_id, g.game_index) for g in games]
-                    update_ratings(session, ruleset, new)
+                    update_ratings(session, ruleset)
             finish_if_done(session, tid)
             done = repo.get_game_set(session, set_id)
             return SetOutcome(set_id, recorded, done.state, done.score_a, attempts, tuple(timings))

@@ -11,7 +11,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ratings.add_argument("--ruleset", default="standard", help="ruleset (default standard)")
     ratings.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ratings.add_argument(
-        "--recompute", action="store_true", help="rebuild the table from all stored games first"
+        "--recompute",
+        action="store_true",
+        help="rebuild the table from all stored games first, in the order they were rated",
     )
     ratings.set_defaults(func=_show)
 
@@ -23,7 +25,7 @@ def _show(args: argparse.Namespace) -> int:
 
     with open_database(database_url()) as db, db.session() as session:
         if args.recompute:
-            update_ratings(session, args.ruleset)
+            update_ratings(session, args.ruleset, from_scratch=True)
         rows = repo.get_ratings(session, args.ruleset)
         rows.sort(key=lambda r: -(r.bt if r.bt is not None else r.elo))
         if args.json:

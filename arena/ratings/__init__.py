@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from arena.ratings.bradley_terry import BotRating, BradleyTerryFit, bradley_terry
+from arena.ratings.bradley_terry import (
+    BotRating,
+    BradleyTerryFit,
+    bradley_terry,
+    bradley_terry_pairs,
+)
 from arena.ratings.elo import EloHistoryPoint, EloTable, elo_ratings, expected_score
 from arena.ratings.pairs import PairStats, head_to_head, pair_table
 from arena.ratings.probability import (
@@ -12,7 +17,7 @@ from arena.ratings.probability import (
     normal_quantile,
     score_from_elo,
 )
-from arena.ratings.results import GameResult, RatingError, Score
+from arena.ratings.results import GameResult, PairCounts, RatingError, Score
 from arena.ratings.sprt import Sprt
 
 __all__ = [
@@ -22,11 +27,13 @@ __all__ = [
     "EloHistoryPoint",
     "EloTable",
     "GameResult",
+    "PairCounts",
     "PairStats",
     "RatingError",
     "Score",
     "Sprt",
     "bradley_terry",
+    "bradley_terry_pairs",
     "elo_from_score",
     "elo_ratings",
     "expected_score",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from arena.ratings.probability import ELO_PER_NAT, normal_quantile
-from arena.ratings.results import RatingError, Score, aggregate
+from arena.ratings.results import PairCounts, RatingError, Score, aggregate
 
 DEFAULT_ANCHOR = 1500.0
 DEFAULT_PRIOR_DRAWS = 1.0
@@ -66,6 +66,29 @@ def bradley_terry(
 ) -> BradleyTerryFit:
     """Fit P(a beats b) = 1 / (1 + 10^((Rb - Ra)/400)) to all results by maximum likelihood.
 
+    See `bradley_terry_pairs`, which takes the results already counted per pair.
+    """
+    return bradley_terry_pairs(
+        aggregate(results),
+        bots=bots,
+        anchor=anchor,
+        prior_draws=prior_draws,
+        confidence=confidence,
+    )
+
+
+def bradley_terry_pairs(
+    pairs: Mapping[tuple[str, str], PairCounts],
+    *,
+    bots: Iterable[str] = (),
+    anchor: float = DEFAULT_ANCHOR,
+    prior_draws: float = DEFAULT_PRIOR_DRAWS,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> BradleyTerryFit:
+    """The Bradley–Terry fit of `bradley_terry` from counts per pair: (a, b) -> a's wins,
+    draws and losses against b. The fit only ever needs these sums, so a rater can count
+    them in its database instead of loading every game.
+
     Draws count as half a win for each side, as Ordo and BayesElo do. Each bot also gets
     `prior_draws` virtual draws against a fixed reference opponent: a weak prior that keeps
     an undefeated (or winless) bot's rating finite; with `prior_draws=0` the plain maximum
@@ -79,15 +102,17 @@ def bradley_terry(
         raise RatingError(f"prior_draws must be 0 or more, not {prior_draws!r}")
     if not 0.0 < confidence < 1.0:
         raise RatingError(f"confidence must be between 0 and 1, not {confidence!r}")
-    pairs = aggregate(results)
     names = set(bots)
     for a, b in pairs:
+        if a == b:
+            raise RatingError(f"bot {a!r} cannot play against itself")
         names.update((a, b))
     order = tuple(sorted(names))
     n = len(order)
     index = {bot: i for i, bot in enumerate(order)}
-    # Per pair: (i, j, games, score of i); the fit only ever needs these sums.
-    edges = [(index[a], index[b], c.games, c.score) for (a, b), c in pairs.items()]
+    # Per pair: (i, j, games, score of i), in a fixed order: the sums, and so the fit to the
+    # last bit, do not depend on the order the pairs came in.
+    edges = [(index[a], index[b], c.games, c.score) for (a, b), c in sorted(pairs.items())]
     if prior_draws == 0 and n > 1:
         _check_comparable(order, edges)
 

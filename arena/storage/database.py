@@ -25,7 +25,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.storage.errors import DatabaseUnavailable, SchemaTooNew
-from arena.storage.models import Base, SchemaVersion
+from arena.storage.models import RATER_INDEXES, Base, SchemaVersion
 
 # How long a SQLite writer waits for another one before giving up; workers share one file.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -41,8 +41,31 @@ def _create_all(conn: Connection) -> None:
 # MIGRATIONS[i] takes a database from version i to version i + 1. A fresh database gets
 # Base.metadata.create_all and is stamped with the latest version directly, so every later
 # step must leave the schema exactly as the models in models.py describe it.
+def _add_rated_seq(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE games ADD COLUMN rated_seq INTEGER"))
+    for index in RATER_INDEXES:
+        index.create(conn)
+    # Until now every stored table rated all its ruleset's games, in the order they finished:
+    # that is their place, and the next pass goes on from the table instead of rating them
+    # (and adding their history points) again.
+    rated = conn.execute(
+        text(
+            "SELECT id, ruleset FROM games WHERE ruleset IN (SELECT ruleset FROM ratings) "
+            "ORDER BY ruleset, finished, id"
+        )
+    )
+    places: list[dict[str, Any]] = []
+    seq: dict[str, int] = {}
+    for game_id, ruleset in rated:
+        places.append({"id": game_id, "seq": seq.setdefault(ruleset, 0)})
+        seq[ruleset] += 1
+    if places:
+        conn.execute(text("UPDATE games SET rated_seq = :seq WHERE id = :id"), places)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _create_all,  # version 1
+    _add_rated_seq,  # version 2: games are rated once, in a stored order
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -34,3 +34,7 @@ class SchemaTooNew(StorageError):
 
 class DatabaseUnavailable(StorageError, ConnectionError):
     """The configured database cannot be reached or used; the message says how to fix it."""
+
+
+class RatedMeanwhile(StorageError):
+    """Another rater updated the same ruleset's table at the same time; try the pass again."""

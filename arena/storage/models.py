@@ -200,6 +200,15 @@ class GameSet(Base):
     )
 
 
+# What the rater (runner/ratings_update.py) reads without touching the games' records: the
+# next sequence number and the unrated games, and the per-pair results as an index-only scan.
+# Unique, so two raters can never both take the same place in a ruleset's order.
+RATER_INDEXES = (
+    Index("uq_games_rated_seq", "ruleset", "rated_seq", unique=True),
+    Index("ix_games_pairs", "ruleset", "seat0_id", "seat1_id", "winner", "reason", "rated_seq"),
+)
+
+
 class Game(Base):
     __tablename__ = "games"
     __table_args__ = (
@@ -209,6 +218,7 @@ class Game(Base):
         Index("ix_games_finished", "finished"),
         # One index per seat: "games of a version" is an OR over the four seats.
         *(Index(f"ix_games_seat{i}", f"seat{i}_id") for i in range(4)),
+        *RATER_INDEXES,
     )
 
     id: Mapped[str] = mapped_column(String(100), primary_key=True)
@@ -235,6 +245,8 @@ class Game(Base):
     think_ms2: Mapped[int] = mapped_column(BigInteger, default=0)
     think_ms3: Mapped[int] = mapped_column(BigInteger, default=0)
     finished: Mapped[datetime] = mapped_column(default=utcnow)
+    # The order in which the rater took the game into its ruleset's table (None: not yet).
+    rated_seq: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     game_set: Mapped[GameSet] = relationship(back_populates="games")
     faults: Mapped[list[Fault]] = relationship(

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select, text
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from arena.storage.bots import resolve_version_id
-from arena.storage.models import Rating, RatingHistory
+from arena.storage.errors import RatedMeanwhile
+from arena.storage.models import Game, Rating, RatingHistory
 from arena.storage.values import HistoryEntry, RatingRow, VersionKey
 
 
 def replace_ratings(session: Session, ruleset: str, rows: Iterable[RatingRow]) -> int:
     """Replace the whole rating table of `ruleset` with `rows` in one transaction."""
+    count = _put_table(session, ruleset, rows)
+    session.commit()
+    return count
+
+
+def _put_table(session: Session, ruleset: str, rows: Iterable[RatingRow]) -> int:
     new = [
         Rating(
             bot_version_id=resolve_version_id(session, row.bot_version),
@@ -31,7 +39,6 @@ def replace_ratings(session: Session, ruleset: str, rows: Iterable[RatingRow]) -
     ]
     session.execute(delete(Rating).where(Rating.ruleset == ruleset))
     session.add_all(new)
-    session.commit()
     return len(new)
 
 
@@ -43,6 +50,12 @@ def get_ratings(session: Session, ruleset: str) -> list[Rating]:
 
 def append_history(session: Session, ruleset: str, entries: Iterable[HistoryEntry]) -> int:
     """Append Elo points in order; the rows' ids keep that order."""
+    count = _add_history(session, ruleset, entries)
+    session.commit()
+    return count
+
+
+def _add_history(session: Session, ruleset: str, entries: Iterable[HistoryEntry]) -> int:
     rows = [
         RatingHistory(
             bot_version_id=resolve_version_id(session, entry.bot_version),
@@ -53,8 +66,52 @@ def append_history(session: Session, ruleset: str, entries: Iterable[HistoryEntr
         for entry in entries
     ]
     session.add_all(rows)
-    session.commit()
     return len(rows)
+
+
+def next_rated_seq(session: Session, ruleset: str) -> int:
+    """The place the next game rated in `ruleset` takes in its rater's order (0: none yet)."""
+    last = session.scalar(select(func.max(Game.rated_seq)).where(Game.ruleset == ruleset))
+    return 0 if last is None else last + 1
+
+
+def place_in_rating_order(session: Session, ruleset: str, game_ids: Sequence[str]) -> int:
+    """Give these unrated games the next places in the ruleset's rating order, in this order,
+    without committing. Returns the first place.
+
+    Raises RatedMeanwhile, with nothing changed, if another rater placed any of them (or took
+    those places) first: the caller starts its pass again.
+    """
+    start = next_rated_seq(session, ruleset)
+    if not game_ids:
+        return start
+    try:
+        session.execute(
+            text("UPDATE games SET rated_seq = :seq WHERE id = :gid AND rated_seq IS NULL"),
+            [{"gid": gid, "seq": start + i} for i, gid in enumerate(game_ids)],
+        )
+        placed = session.scalar(
+            select(func.count())
+            .select_from(Game)
+            .where(Game.ruleset == ruleset, Game.rated_seq >= start)
+        )
+    except IntegrityError:  # the same places, taken by a rater that committed first
+        session.rollback()
+        raise RatedMeanwhile(f"another rater updated {ruleset!r} at the same time") from None
+    if placed != len(game_ids):
+        session.rollback()
+        raise RatedMeanwhile(f"another rater updated {ruleset!r} at the same time")
+    return start
+
+
+def store_rating_pass(
+    session: Session, ruleset: str, rows: Iterable[RatingRow], history: Iterable[HistoryEntry]
+) -> None:
+    """Commit one rater's pass: the games it placed, the new table and the new Elo points,
+    all or nothing."""
+    _put_table(session, ruleset, rows)
+    _add_history(session, ruleset, history)
+    session.commit()
 
 
 def clear_history(session: Session, ruleset: str) -> None:

@@ -31,8 +31,11 @@ from arena.storage.ratings import (
     append_history,
     clear_history,
     get_ratings,
+    next_rated_seq,
+    place_in_rating_order,
     rating_history,
     replace_ratings,
+    store_rating_pass,
 )
 from arena.storage.tournaments import (
     create_tournament,
@@ -95,12 +98,15 @@ __all__ = [
     "mark_set_failed",
     "mark_set_running",
     "new_tournament_id",
+    "next_rated_seq",
     "parse_ref",
+    "place_in_rating_order",
     "rating_history",
     "record_game_set_result",
     "replace_ratings",
     "resolve_version_id",
     "set_bot_disabled",
     "set_tournament_state",
+    "store_rating_pass",
     "tournament_progress",
 ]
