@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
 from collections.abc import Callable
 
 from arena.storage import open_database, repo
-from arena.storage.models import Fault, Game, GameSet
+from arena.storage.models import Fault, Game, GameSet, RatingHistory
 from tests.runner.conftest import QUICK, RedisServer, Workers, arena, wait_for
 
 ID = re.compile(r"tournament (t-\S+):")
@@ -56,6 +57,15 @@ def test_round_robin_plays_to_the_end_and_status_shows_it(
     assert ratings.returncode == 0, ratings.stderr
     assert "greedy@1" in ratings.stdout and "random@1" in ratings.stdout
     assert "±" in ratings.stdout
+    # The workers rated each set as it came; a replay of every game agrees to the last bit.
+    stored = arena(arena_env, "ratings", "--ruleset", QUICK, "--json")
+    replayed = arena(arena_env, "ratings", "--ruleset", QUICK, "--json", "--recompute")
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(stored.stdout) == json.loads(replayed.stdout)
+    assert [row["games"] for row in json.loads(stored.stdout)] == [4, 4]
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        history = session.query(RatingHistory.game_id).all()
+        assert sorted(history) == sorted([(g.id,) for g in session.query(Game)] * 2)
 
 
 def test_sigkill_of_a_worker_mid_game_reruns_the_set_and_records_it_once(
