@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent import futures
@@ -91,7 +90,7 @@ class Launchers:
         return self.container if bot.image else self.process
 
 
-# Threads for agent chores (watching a game's agents, stopping them after it), kept from one
+# Threads that stop finished games' agents (each stop may wait out a grace period), kept from one
 # game to the next: starting a thread takes a millisecond or more on a busy machine.
 _chores = futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="agent-chores")
 
@@ -182,7 +181,10 @@ _FORFEIT_REFUSALS = (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FO
 class _DeathWatch:
     """While a game runs: an agent that is gone (exited, or never started) before its seat
     connected forfeits the game through ForfeitSeat at once, instead of after the connect
-    deadline. Agents that connected are the game master's to watch (their stream ends)."""
+    deadline. Agents that connected are the game master's to watch (their stream ends).
+
+    `check` is called every DEATH_POLL_S while the worker waits for the game's end.
+    """
 
     def __init__(
         self,
@@ -196,36 +198,24 @@ class _DeathWatch:
         self._agents = agents
         self._launch_errors = launch_errors
         self._watched = set(range(len(agents)))
-        self._done = threading.Event()
-        self._watching: Future[None] | None = None
 
-    def __enter__(self) -> _DeathWatch:
-        self._watching = _chores.submit(self._run)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        assert self._watching is not None
-        futures.wait([self._watching])
-
-    def _run(self) -> None:
-        while self._watched and not self._done.is_set():
-            for seat in sorted(self._watched):
-                gone = self._gone(seat)
-                if gone is None:
-                    continue
-                self._watched.discard(seat)
-                try:
-                    self._client.forfeit_seat(self._game_id, seat, gone)
-                except Exception as exc:  # the connect deadline still ends the game
-                    # Refused if the seat connected (the game master sees its agent go by
-                    # itself) or the game is over: nothing to report.
-                    if not (isinstance(exc, GameMasterError) and exc.code() in _FORFEIT_REFUSALS):
-                        log.warning("game %s: ForfeitSeat(%d) failed: %s", self._game_id, seat, exc)
-                    continue
-                log.info("game %s: seat %d forfeited: %s", self._game_id, seat, gone)
-                return  # the game is over
-            self._done.wait(DEATH_POLL_S)
+    def check(self) -> None:
+        for seat in sorted(self._watched):
+            gone = self._gone(seat)
+            if gone is None:
+                continue
+            self._watched.discard(seat)
+            try:
+                self._client.forfeit_seat(self._game_id, seat, gone)
+            except Exception as exc:  # the connect deadline still ends the game
+                # Refused if the seat connected (the game master sees its agent go by
+                # itself) or the game is over: nothing to report.
+                if not (isinstance(exc, GameMasterError) and exc.code() in _FORFEIT_REFUSALS):
+                    log.warning("game %s: ForfeitSeat(%d) failed: %s", self._game_id, seat, exc)
+                continue
+            log.info("game %s: seat %d forfeited: %s", self._game_id, seat, gone)
+            self._watched.clear()  # the game is over
+            return
 
     def _gone(self, seat: int) -> str | None:
         """Why the seat's agent is gone, or None while it runs."""
@@ -290,8 +280,11 @@ def play_game(
                 launch_errors[seat] = str(exc)
                 log.warning("game %s seat %d: %s", opened.game_id, seat, exc)
         launched = time.monotonic()
-        with _DeathWatch(client, opened.game_id, agents, launch_errors):
-            result = client.await_game(opened.game_id, timeout=GAME_TIMEOUT)
+        watch = _DeathWatch(client, opened.game_id, agents, launch_errors)
+        watch.check()  # an agent that could not be started forfeits before any waiting
+        result = client.await_game(
+            opened.game_id, timeout=GAME_TIMEOUT, while_waiting=watch.check, every=DEATH_POLL_S
+        )
         played = time.monotonic()
         deaths = _deaths(agents)
     except BaseException:

@@ -167,16 +167,19 @@ class GameMasterClient:
         try:
             return method(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as error:
-            code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
-            details = (error.details() if isinstance(error, grpc.Call) else "") or str(error)
-            if code == grpc.StatusCode.UNAVAILABLE:
-                message = (
-                    f"cannot reach the game master at {self.address} ({details}): start it with "
-                    "`arena gamemaster` or set ARENA_GAME_MASTER"
-                )
-            else:
-                message = f"game master {self.address}: {what} failed: {code.name}: {details}"
-            raise GameMasterError(message, code, details) from None
+            raise self._failure(what, error) from None
+
+    def _failure(self, what: str, error: grpc.RpcError) -> GameMasterError:
+        code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
+        details = (error.details() if isinstance(error, grpc.Call) else "") or str(error)
+        if code == grpc.StatusCode.UNAVAILABLE:
+            message = (
+                f"cannot reach the game master at {self.address} ({details}): start it with "
+                "`arena gamemaster` or set ARENA_GAME_MASTER"
+            )
+        else:
+            message = f"game master {self.address}: {what} failed: {code.name}: {details}"
+        return GameMasterError(message, code, details)
 
     def wait_ready(self, timeout: float = 10.0) -> None:
         """Block until the game master is reachable (grpc.FutureTimeoutError otherwise)."""
@@ -230,22 +233,39 @@ class GameMasterClient:
             wire.limits_from_pb(reply.limits),
         )
 
-    def await_game(self, game_id: str, timeout: float | None = None) -> GameOutcome:
+    def await_game(
+        self,
+        game_id: str,
+        timeout: float | None = None,
+        *,
+        while_waiting: Callable[[], object] | None = None,
+        every: float = AWAIT_SLICE_S,
+    ) -> GameOutcome:
         """Block until the game ends; GameMasterError DEADLINE_EXCEEDED after ``timeout``.
 
-        Waits in calls of at most AWAIT_SLICE_S, so the calling thread handles signals promptly.
+        Waits in calls of at most AWAIT_SLICE_S, so the calling thread handles signals promptly;
+        calls ``while_waiting`` every ``every`` seconds until the game ends, on this thread.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         ref = pb.GameRef(game_id=game_id)
+        poll = every if while_waiting is not None else None
         while True:
             slice_s = AWAIT_SLICE_S
             if deadline is not None:
                 slice_s = max(0.05, min(slice_s, deadline - time.monotonic()))
+            call = self._await.future(ref, timeout=slice_s, metadata=self._metadata)
             try:
-                return GameOutcome.from_pb(self._call("AwaitGame", self._await, ref, slice_s))
-            except GameMasterError as error:
+                while True:
+                    try:
+                        return GameOutcome.from_pb(call.result(timeout=poll))
+                    except grpc.FutureTimeoutError:
+                        assert while_waiting is not None
+                        while_waiting()
+            except grpc.RpcError as error:
                 if error.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
-                    raise
+                    raise self._failure("AwaitGame", error) from None
+            finally:
+                call.cancel()  # a no-op once it ended; ends it if this thread was interrupted
             if deadline is not None and time.monotonic() >= deadline:
                 raise GameMasterError(
                     f"game {game_id} did not end within {timeout:g} s",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import selectors
 import threading
@@ -31,14 +30,26 @@ class StderrCapture:
         self._tail = bytearray()
         self._dropped = 0
         self._lock = threading.Lock()
-        self._file = path.open("wb")
+        # Opened by the pump with the first bytes: not on the way to starting the agent.
+        self._file: IO[bytes] | None = None
         self._ended = threading.Event()
         _pump().add(self)
 
     def _finish(self) -> None:
         self._pipe.close()
-        self._file.close()
+        if self._file is None:
+            self._open()  # a silent agent leaves an empty file too
+        if self._file is not None:
+            self._file.close()
         self._ended.set()
+
+    def _open(self) -> None:
+        try:
+            self._file = self.path.open("wb")
+        except OSError:
+            # Its directory is gone (the agent was stopped, its last bytes came late):
+            # what was read is still kept in memory.
+            self._file = None
 
     def _take(self, chunk: bytes) -> None:
         with self._lock:
@@ -46,8 +57,11 @@ class StderrCapture:
             if room > 0:
                 kept = chunk[:room]
                 self._head += kept
-                self._file.write(kept)
-                self._file.flush()
+                if self._file is None:
+                    self._open()
+                if self._file is not None:
+                    self._file.write(kept)
+                    self._file.flush()
             overflow = chunk[max(room, 0) :]
             self._dropped += len(overflow)
             self._tail = (self._tail + chunk)[-TAIL_BYTES:]
@@ -76,33 +90,23 @@ class StderrCapture:
 
 class _Pump:
     """One thread that reads every agent's stderr pipe: cheaper than a thread per agent,
-    whose start alone costs a few milliseconds on a busy machine, four times a game."""
+    whose start alone costs a few milliseconds on a busy machine, four times a game.
+
+    Pipes are added from the launching thread straight into the epoll set the pump waits on
+    (epoll, unlike select or poll, sees a descriptor added while it waits), so adding one
+    wakes no thread: the pump first runs when the agent writes.
+    """
 
     def __init__(self) -> None:
-        self._selector = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_w, False)
-        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
-        self._arrivals: list[StderrCapture] = []
-        self._lock = threading.Lock()
+        self._selector = selectors.EpollSelector()
         threading.Thread(target=self._run, name="stderr-pump", daemon=True).start()
 
     def add(self, capture: StderrCapture) -> None:
-        with self._lock:
-            self._arrivals.append(capture)
-        with contextlib.suppress(BlockingIOError):  # already woken
-            os.write(self._wake_w, b"!")
+        self._selector.register(capture._fd, selectors.EVENT_READ, capture)
 
     def _run(self) -> None:
         while True:
             for key, _ in self._selector.select():
-                if key.data is None:
-                    os.read(self._wake_r, 4096)
-                    with self._lock:
-                        arrivals, self._arrivals = self._arrivals, []
-                    for capture in arrivals:
-                        self._selector.register(capture._fd, selectors.EVENT_READ, capture)
-                    continue
                 capture = key.data
                 try:
                     chunk = os.read(key.fd, _CHUNK)
