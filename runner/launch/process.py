@@ -9,7 +9,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +17,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from arena.interpreter import arena_python
+from runner.launch import rundirs
 from runner.launch.capture import StderrCapture
 from runner.launch.exits import describe_exit
 from runner.launch.spec import AgentLimits, AgentSpec, LaunchError, safe_label
@@ -379,10 +379,8 @@ class ProcessLauncher:
         executable = resolve_executable(spec.command[0], directory)
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-        run_dir = Path(tempfile.mkdtemp(prefix=f"arena-{safe_label(spec.label)}-"))
+        run_dir = rundirs.take()
         home, tmp = run_dir / "home", run_dir / "tmp"
-        home.mkdir()
-        tmp.mkdir()
         argv = [executable, *spec.command[1:]]
         env = agent_environment(executable, home, tmp, spec)
         if self.forkserver is not None:

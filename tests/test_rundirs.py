@@ -1,0 +1,61 @@
+"""Agents' private directories, made ahead: fresh, private, never handed out twice."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from runner.launch import rundirs
+from runner.launch.rundirs import RunDirs
+
+
+def _wait_until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_each_take_is_a_fresh_private_directory_with_home_and_tmp(tmp_path: Path) -> None:
+    supply = RunDirs(ahead=2, parent=tmp_path)
+    taken = [supply.take() for _ in range(6)]  # more than are made ahead
+    assert len(set(taken)) == 6
+    for run_dir in taken:
+        assert run_dir.parent == tmp_path
+        assert stat.S_IMODE(run_dir.stat().st_mode) == 0o700
+        assert sorted(p.name for p in run_dir.iterdir()) == ["home", "tmp"]
+        assert not any((run_dir / "home").iterdir())
+
+
+def test_directories_made_ahead_and_not_taken_are_removed_at_exit(tmp_path: Path) -> None:
+    supply = RunDirs(ahead=3, parent=tmp_path)
+    taken = supply.take()  # starts the background thread, which makes three more
+    _wait_until(lambda: len(list(tmp_path.iterdir())) == 4)
+    supply.discard()
+    assert list(tmp_path.iterdir()) == [taken]  # the one taken is its agent's to remove
+
+
+def test_a_forked_child_never_gets_its_parents_directories() -> None:
+    first = rundirs.take()
+    _wait_until(lambda: rundirs._shared._ready.qsize() > 0)  # the parent has some ready
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, str(rundirs.take()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    child_dir = Path(os.read(read, 4096).decode())
+    os.waitpid(pid, 0)
+    os.close(read)
+    ready = [rundirs.take() for _ in range(rundirs._shared._ready.qsize())]
+    try:
+        assert child_dir.is_dir() and child_dir not in [first, *ready]
+    finally:
+        for run_dir in (first, child_dir, *ready):
+            shutil.rmtree(run_dir, ignore_errors=True)
