@@ -40,7 +40,7 @@ EXIT_LOST = 5
 _NOTE_MAX = 200
 _ERROR_MAX = 300
 # Status codes that mean "this seat will not be played by you", not a transport problem.
-_REFUSALS = {
+REFUSALS = {
     grpc.StatusCode.UNAUTHENTICATED,
     grpc.StatusCode.ALREADY_EXISTS,
     grpc.StatusCode.FAILED_PRECONDITION,
@@ -215,7 +215,7 @@ def _play_stream(
                 return SeatResult(welcome.game_id, welcome.seat, welcome.team, msg.game_end, faults)
     except grpc.RpcError as exc:
         code, details = exc.code(), exc.details() or ""
-        if welcome is None and code in _REFUSALS:
+        if welcome is None and code in REFUSALS:
             raise SeatRefused(code, details) from None
         if welcome is None and code is grpc.StatusCode.UNAVAILABLE:
             raise _NotConnected(details) from None

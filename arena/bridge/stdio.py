@@ -29,6 +29,7 @@ from arena.agent import (
     EXIT_LOST,
     EXIT_REFUSED,
     EXIT_UNREACHABLE,
+    REFUSALS,
 )
 from arena.bridge import messages
 from arena.wire import pb
@@ -39,13 +40,6 @@ EXIT_BOT = 6
 EXIT_GRACE_S = 3.0
 # Longest line read from the bot; the rest of a longer line is dropped.
 MAX_LINE_BYTES = 64 * 1024
-_REFUSALS = {
-    grpc.StatusCode.UNAUTHENTICATED,
-    grpc.StatusCode.ALREADY_EXISTS,
-    grpc.StatusCode.FAILED_PRECONDITION,
-    grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.DEADLINE_EXCEEDED,
-}
 
 
 class StdioBridge:
@@ -233,7 +227,7 @@ class StdioBridge:
                         break
             except grpc.RpcError as exc:
                 code, details = exc.code(), exc.details() or ""
-                if not welcomed and code in _REFUSALS:
+                if not welcomed and code in REFUSALS:
                     self._say(f"game master refused the seat token: {code.name}: {details}")
                     return EXIT_REFUSED
                 if not welcomed and code is grpc.StatusCode.UNAVAILABLE:
