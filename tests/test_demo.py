@@ -81,3 +81,45 @@ def test_demo_refuses_bad_options(flag: str, tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert ("workers" in done.stderr) or ("invalid choice" in done.stderr)
+
+
+def test_the_demo_says_why_a_bot_forfeited(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.commands.demo import _report_forfeits
+    from arena.storage import open_database, repo
+    from arena.storage.repo import FaultInfo, GameResult, PlannedSet
+
+    record = (
+        b'{"record": "sixty-three/1", "ruleset": "standard", "game_id": "x"}\n'
+        b'{"event": "forfeit", "hand": 1, "seat": 2, "detail": "crash: the agent disconnected"}\n'
+        b'{"event": "game_end", "scores": [0, 0], "winner": 1, "reason": "forfeit",'
+        b' "forfeit_seat": 2}\n'
+    )
+    with open_database(f"sqlite:///{tmp_path / 'arena.db'}") as db:
+        with db.session() as s:
+            for name in ("alpha", "beta"):
+                repo.add_bot_version(
+                    s, name=name, version="1", author="t", language="python",
+                    manifest={}, directory="/bots", command=["python3", "bot.py"],
+                )  # fmt: skip
+            t = repo.create_tournament(
+                s, format="round-robin", ruleset="standard", seed=1, sets_per_pair=1,
+                sets=[PlannedSet("alpha@1", "beta@1", 1, 0)], limits={},
+            )  # fmt: skip
+            tid = t.id
+            set_id = repo.game_set_id(tid, 0)
+            repo.mark_set_running(s, set_id)
+            seats = ("alpha@1", "beta@1") * 2
+            crash = FaultInfo(seat=2, kind="crash", detail="exited", stderr="Traceback\nBoom")
+            games = [
+                GameResult(0, seats, (0, 0), 1, "forfeit", 1, record, forfeit_seat=2,
+                           faults=(crash,)),
+                GameResult(1, seats[::-1], (0, 0), None, "max_hands", 1, b"{}"),
+            ]  # fmt: skip
+            assert repo.record_game_set_result(s, set_id, games)
+        _report_forfeits(db, tid)
+    out = capsys.readouterr().out
+    assert f"game {set_id}-g0: seat 2 forfeited: crash: the agent disconnected" in out
+    assert "    Boom" in out
+    assert f"{set_id}-g1" not in out

@@ -211,18 +211,28 @@ def _run_round_robin(db: Database, stack: Stack, args: argparse.Namespace, refs:
 
 def _report_forfeits(db: Database, tournament_id: str) -> None:
     """Sample bots play cleanly: if one forfeited, say why, with the end of its stderr."""
+    import json
+
     from arena.storage import repo
 
     with db.session() as session:
         for game in repo.list_games(session, tournament_id=tournament_id, limit=None):
             if game.forfeit_seat is None:
                 continue
-            faults = [f for f in game.faults if f.seat == game.forfeit_seat]
-            why = faults[-1].detail if faults else game.reason
+            record = repo.get_game_record(session, game.id).decode("utf-8", "replace")
+            why = next(
+                (
+                    str(event.get("detail", "no reason given"))
+                    for event in map(json.loads, record.splitlines())
+                    if event.get("event") == "forfeit"
+                ),
+                "no forfeit line in the record",
+            )
             _say(f"game {game.id}: seat {game.forfeit_seat} forfeited: {why}")
-            stderr = faults[-1].stderr.strip() if faults else ""
-            for line in stderr.splitlines()[-10:]:
-                print(f"    {line}")
+            for fault in game.faults:
+                if fault.seat == game.forfeit_seat and fault.stderr.strip():
+                    for line in fault.stderr.strip().splitlines()[-10:]:
+                        print(f"    {line}")
 
 
 def _print_ratings(ruleset: str) -> None:
