@@ -16,7 +16,12 @@ from rq.registry import StartedJobRegistry
 
 from arena.storage import Database, repo
 from runner.queue import LIVE_STATES, arena_queue, enqueue_game_set, fetch_job
-from runner.tournament import MAX_ATTEMPTS, finish_if_done, unsettled_sets
+from runner.tournament import (
+    MAX_ATTEMPTS,
+    finish_if_done,
+    finish_settled_tournaments,
+    unsettled_sets,
+)
 
 log = logging.getLogger(__name__)
 
@@ -31,11 +36,13 @@ class Reconciled:
     checked: int = 0
     enqueued: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    finished: list[str] = field(default_factory=list)  # tournaments whose last set's worker died
     skipped: bool = False
 
 
 def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = None) -> Reconciled:
-    """One pass: settle abandoned jobs, then enqueue every unsettled set that has no live job.
+    """One pass: settle abandoned jobs, finish tournaments whose sets are all settled, then
+    enqueue every unsettled set that has no live job.
 
     Only one process reconciles at a time (a Redis lock); the others skip the pass.
     """
@@ -50,6 +57,7 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
         # once their heartbeat has expired.
         StartedJobRegistry(queue=queue).cleanup()
         with db.session() as session:
+            report.finished = finish_settled_tournaments(session)
             sets = unsettled_sets(session)
         for set_id, _state, attempts in sets:
             report.checked += 1

@@ -179,6 +179,9 @@ def _run_game_set(
     with db.session() as session:
         if not repo.mark_set_running(session, set_id):
             done = repo.get_game_set(session, set_id)
+            # Recorded by an attempt that died before it rated the games or finished the
+            # tournament: do what that attempt left undone.
+            _after_recording(session, done.tournament.ruleset, done.tournament_id, ratings_lock)
             return SetOutcome(set_id, False, done.state, done.score_a, done.attempts)
         game_set = repo.get_game_set(session, set_id)
         tournament = game_set.tournament
@@ -223,13 +226,24 @@ def _run_game_set(
             return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
         with db.session() as session:
             recorded = repo.record_game_set_result(session, set_id, games)
-            if recorded:
-                lock = ratings_lock(ruleset) if ratings_lock is not None else _no_lock()
-                with lock:
-                    update_ratings(session, ruleset)
-            finish_if_done(session, tid)
+            _after_recording(session, ruleset, tid, ratings_lock)
             done = repo.get_game_set(session, set_id)
             return SetOutcome(set_id, recorded, done.state, done.score_a, attempts, tuple(timings))
+
+
+def _after_recording(
+    session: Session,
+    ruleset: str,
+    tournament_id: str,
+    ratings_lock: Callable[[str], contextlib.AbstractContextManager[object]] | None,
+) -> None:
+    """Rate what is unrated in the ruleset, and finish the tournament if this was its last set.
+
+    Both are no-ops when already done, so a retried job can always run them again.
+    """
+    with ratings_lock(ruleset) if ratings_lock is not None else _no_lock():
+        update_ratings(session, ruleset)
+    finish_if_done(session, tournament_id)
 
 
 _LIMIT_FIELDS = {"decision_ms", "bank_ms", "fault_limit"}
@@ -256,6 +270,17 @@ def finish_if_done(session: Session, tournament_id: str) -> bool:
         progress.failed,
     )
     return True
+
+
+def finish_settled_tournaments(session: Session) -> list[str]:
+    """Finish every queued or running tournament whose sets are all settled (the worker that
+    settled the last one died before it could); returns their ids."""
+    from sqlalchemy import select
+
+    query = select(Tournament.id).where(
+        Tournament.state.in_((TournamentState.QUEUED.value, TournamentState.RUNNING.value))
+    )
+    return [tid for tid in session.scalars(query).all() if finish_if_done(session, tid)]
 
 
 def unsettled_sets(session: Session) -> list[tuple[str, str, int]]:

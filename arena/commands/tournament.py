@@ -187,7 +187,9 @@ def status_line(tournament: Tournament, progress: Progress, now: datetime | None
 
 def _status(args: argparse.Namespace) -> int:
     from arena.storage import repo
+    from arena.storage.models import TournamentState
 
+    final = (TournamentState.FINISHED.value, TournamentState.FAILED.value)
     tty = sys.stdout.isatty()
     with _open() as db:
         with db.session() as session:
@@ -209,7 +211,9 @@ def _status(args: argparse.Namespace) -> int:
                     flush=True,
                 )
                 last = line
-            if not args.follow or progress.finished:
+            # All sets settled is not quite the end: the worker of the last one marks the
+            # tournament finished a moment later.
+            if not args.follow or (progress.finished and t.state in final):
                 break
             time.sleep(args.interval)
         if tty:

@@ -53,6 +53,60 @@ def test_running_a_set_again_records_exactly_one_result(
             assert [h.game_id for h in history] == [f"{set_id}-g0", f"{set_id}-g1"]
 
 
+def _record_without_rating(db: object, set_id: str) -> None:
+    """Store a set's two games as a worker does, then "die": no rating pass, no finishing."""
+    from arena.storage.repo import GameResult
+
+    a, b = "greedy@1", "random@1"
+    games = [
+        GameResult(0, (a, b, a, b), (100, 50), 0, "max_hands", 2, b"{}"),
+        GameResult(1, (b, a, b, a), (50, 100), 1, "max_hands", 2, b"{}"),
+    ]
+    with db.session() as session:  # type: ignore[attr-defined]
+        repo.mark_set_running(session, set_id)
+        assert repo.record_game_set_result(session, set_id, games)
+
+
+def test_a_set_recorded_by_a_worker_that_died_is_rated_and_finished_by_its_retry(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    from arena.gamemaster.client import GameMasterClient
+    from runner.tournament import run_game_set
+
+    register("random", "greedy")
+    tid, [set_id] = _tournament(arena_env)
+    with (
+        open_database(arena_env["ARENA_DATABASE_URL"]) as db,
+        GameMasterClient(arena_env["ARENA_GAME_MASTER"]) as client,
+    ):
+        _record_without_rating(db, set_id)
+        with db.session() as session:
+            assert repo.get_tournament(session, tid).state == "queued"
+            assert repo.get_ratings(session, QUICK) == []
+        retry = run_game_set(db, set_id, client)  # RQ runs the job again
+        assert not retry.recorded and retry.state == "done" and retry.score_a == 2.0
+        with db.session() as session:
+            assert repo.get_tournament(session, tid).state == "finished"
+            assert sorted(r.games for r in repo.get_ratings(session, QUICK)) == [2, 2]
+
+
+def test_the_reconciler_finishes_a_tournament_whose_last_worker_died(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    from runner import redis_conn
+    from runner.reconcile import reconcile
+
+    register("random", "greedy")
+    tid, [set_id] = _tournament(arena_env)
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        _record_without_rating(db, set_id)  # and its job is gone from Redis too
+        report = reconcile(db, redis_conn.connect())
+        assert report.finished == [tid] and report.enqueued == []
+        with db.session() as session:
+            assert repo.get_tournament(session, tid).state == "finished"
+        assert reconcile(db, redis_conn.connect()).finished == []
+
+
 def test_reconciler_enqueues_sets_missing_from_redis_once(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
