@@ -168,6 +168,20 @@ def test_the_fork_server_never_holds_a_seat_token(
     assert TOKEN.encode() not in memory
 
 
+def test_the_fork_server_stays_one_thread_while_its_agents_use_grpc(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # A fork copies the locks other threads hold: with gRPC started in the fork server (and its
+    # fork support), about one agent in 150 hung in its first channel under load.
+    (tmp_path / "bot.py").write_text("import grpc\ngrpc.insecure_channel('127.0.0.1:9').close()\n")
+    for _ in range(3):
+        assert start(server, started, tmp_path, "python", "bot.py").wait(timeout=20) == 0
+    assert os.listdir(f"/proc/{server.process.pid}/task") == [str(server.process.pid)]
+    assert "GRPC_ENABLE_FORK_SUPPORT=false" in Path(
+        f"/proc/{server.process.pid}/environ"
+    ).read_bytes().decode().split("\0")
+
+
 def test_a_dead_fork_server_ends_its_agents_and_the_launcher_spawns_instead(
     server: ForkServer, started: list[RunningAgent], tmp_path: Path
 ) -> None:

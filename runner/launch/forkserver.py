@@ -38,10 +38,13 @@ log = logging.getLogger("arena.launch")
 # The request travels through a pipe written before the child reads it: it must fit in the
 # pipe's buffer (64 KiB on Linux).
 REQUEST_LIMIT = 60_000
-# gRPC's own fork handling, so the fork server can initialize gRPC once for all its agents
-# (zygote.warm_up_grpc). It needs the epoll1 or poll engine; poll is as fast for an agent's
-# one connection.
-GRPC_FORK_SUPPORT = {"GRPC_ENABLE_FORK_SUPPORT": "true", "GRPC_POLL_STRATEGY": "poll"}
+# The fork server imports grpc but never starts it, so each agent starts gRPC afresh, as a
+# spawned one does (about 5 ms of CPU). Starting it once in the fork server and relying on
+# gRPC's fork support (GRPC_ENABLE_FORK_SUPPORT) saved that, but under load about one agent in
+# 150 hung for good in its first grpc.insecure_channel: a lock held across the fork (found by
+# bench-style stress with py-spy; it once cost a CI run a forfeit). Fork handlers stay off so
+# gRPC registers none in the fork server.
+GRPC_NO_FORK_HANDLERS = {"GRPC_ENABLE_FORK_SUPPORT": "false"}
 # How long a launch waits for the fork server to say it forked (it may still be importing).
 _START_TIMEOUT = 30.0
 # How long stop() waits for the fork server to report a SIGKILLed agent's end.
@@ -76,7 +79,7 @@ class ForkServer:
                 env={
                     "PATH": f"{os.path.dirname(sys.executable)}:{SYSTEM_PATH}",
                     "LANG": RUNTIME_LANG,
-                    **GRPC_FORK_SUPPORT,
+                    **GRPC_NO_FORK_HANDLERS,
                 },
                 cwd="/",
                 stdin=subprocess.DEVNULL,

@@ -3,7 +3,8 @@
 A fresh Python agent spends about 0.1 CPU-seconds importing grpc, protobuf and the arena SDK
 before it says hello; four of them per game were most of what a worker's CPU did for bots that
 answer instantly. This process imports all that once and forks a copy per agent instead
-(bench/agent_start.py).
+(bench/agent_start.py). It imports gRPC but never starts it: it stays one thread, so a fork
+copies no lock another thread holds (forkserver.GRPC_NO_FORK_HANDLERS says why).
 
 It never learns what it runs. `runner.launch.forkserver` sends it the word "launch" with three
 file descriptors (SCM_RIGHTS over a Unix SEQPACKET socket): a pipe holding the launch request
@@ -34,8 +35,6 @@ import sys
 import tempfile
 import threading
 from typing import NoReturn
-
-import grpc
 
 import arena.agent  # noqa: F401  (the point of this process: the SDK, grpc and protobuf, warm)
 
@@ -226,20 +225,8 @@ def _exit_status(code: object) -> int:
     return 1
 
 
-def warm_up_grpc() -> None:
-    """Initialize gRPC's core here once, rather than in every agent (5 ms of CPU each).
-
-    Safe only with gRPC's fork support on (GRPC_ENABLE_FORK_SUPPORT, set by the fork server
-    with a poll strategy that supports it): its fork handlers stop gRPC's threads before
-    each fork and start them again in both processes. No channel stays open across a fork.
-    """
-    if os.environ.get("GRPC_ENABLE_FORK_SUPPORT") in ("1", "true"):
-        grpc.insecure_channel("127.0.0.1:1").close()
-
-
 def main() -> int:
     control = socket.socket(fileno=int(sys.argv[1]))
-    warm_up_grpc()
     # Everything imported so far is shared with every agent, page by page, until written.
     # The garbage collector writes to every object it visits: keep it off what is shared.
     gc.freeze()
