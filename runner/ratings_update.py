@@ -77,13 +77,16 @@ def update_ratings(session: Session, ruleset: str, *, from_scratch: bool = False
 
 
 def _rate(session: Session, ruleset: str, from_scratch: bool) -> int:
+    # Read first: a rater that stores a pass after this takes this place, and so makes
+    # placing this pass's games fail, rather than have the table read below go stale.
+    start = repo.next_rated_seq(session, ruleset)
     refs = _refs(session)
     tally = _Tally()
     if from_scratch:
         for game in rated_games(session, ruleset, rated=True):
             if game.counts:
                 tally.add(game, refs)
-    elif repo.next_rated_seq(session, ruleset) > 0:  # else no stored table counts any game
+    elif start > 0:  # else no stored table counts any game
         for row in repo.get_ratings(session, ruleset):
             tally.elo.ratings[refs[row.bot_version_id]] = row.elo
             tally.forfeits[row.bot_version_id] = row.forfeits
@@ -92,7 +95,7 @@ def _rate(session: Session, ruleset: str, from_scratch: bool) -> int:
     new = rated_games(session, ruleset, rated=False)
     # Placing them first makes this pass a write transaction: what it reads from here on is
     # consistent with what it writes.
-    repo.place_in_rating_order(session, ruleset, [g.game_id for g in new])
+    repo.place_in_rating_order(session, ruleset, [g.game_id for g in new], start)
     history = []
     for game in new:
         if game.counts:

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from arena.storage.bots import resolve_version_id
 from arena.storage.errors import RatedMeanwhile
 from arena.storage.models import Game, Rating, RatingHistory
+from arena.storage.tournaments import rowcount
 from arena.storage.values import HistoryEntry, RatingRow, VersionKey
 
 
@@ -75,33 +76,29 @@ def next_rated_seq(session: Session, ruleset: str) -> int:
     return 0 if last is None else last + 1
 
 
-def place_in_rating_order(session: Session, ruleset: str, game_ids: Sequence[str]) -> int:
-    """Give these unrated games the next places in the ruleset's rating order, in this order,
-    without committing. Returns the first place.
+def place_in_rating_order(
+    session: Session, ruleset: str, game_ids: Sequence[str], start: int
+) -> None:
+    """Give these unrated games the places `start`, `start + 1`, … in the ruleset's rating
+    order, without committing. `start` is what next_rated_seq said when the pass began.
 
-    Raises RatedMeanwhile, with nothing changed, if another rater placed any of them (or took
-    those places) first: the caller starts its pass again.
+    Raises RatedMeanwhile, with nothing changed, if another rater placed any game since then
+    (it took those places: a unique index) or placed one of these: the caller starts its
+    pass again, from the table that rater stored.
     """
-    start = next_rated_seq(session, ruleset)
     if not game_ids:
-        return start
+        return
     try:
-        session.execute(
+        placed = session.execute(
             text("UPDATE games SET rated_seq = :seq WHERE id = :gid AND rated_seq IS NULL"),
             [{"gid": gid, "seq": start + i} for i, gid in enumerate(game_ids)],
         )
-        placed = session.scalar(
-            select(func.count())
-            .select_from(Game)
-            .where(Game.ruleset == ruleset, Game.rated_seq >= start)
-        )
     except IntegrityError:  # the same places, taken by a rater that committed first
-        session.rollback()
-        raise RatedMeanwhile(f"another rater updated {ruleset!r} at the same time") from None
-    if placed != len(game_ids):
+        placed = None
+    # Both backends sum an executemany's row counts; fewer means some were placed already.
+    if placed is None or rowcount(placed) != len(game_ids):
         session.rollback()
         raise RatedMeanwhile(f"another rater updated {ruleset!r} at the same time")
-    return start
 
 
 def store_rating_pass(

@@ -189,13 +189,46 @@ def test_games_placed_by_another_rater_are_not_placed_twice(database: Database) 
     _record(database, *sets[1], OUTCOMES[1])
     g = [repo.game_id(set_id, i) for set_id, _, _ in sets[:2] for i in (0, 1)]
     with database.session() as s:
-        assert repo.place_in_rating_order(s, RULESET, g[:2]) == 0
+        repo.place_in_rating_order(s, RULESET, g[:2], 0)
         s.commit()
     with database.session() as s, pytest.raises(RatedMeanwhile, match="at the same time"):
-        repo.place_in_rating_order(s, RULESET, g[1:])
+        repo.place_in_rating_order(s, RULESET, g[1:], 2)  # g[1] is placed already
+    with database.session() as s, pytest.raises(RatedMeanwhile, match="at the same time"):
+        # A pass that began before the first one stored: its places (and table) are stale.
+        repo.place_in_rating_order(s, RULESET, g[2:], 0)
     with database.session() as s:
         placed = dict(s.execute(select(Game.id, Game.rated_seq)).all())
     assert placed == {g[0]: 0, g[1]: 1, g[2]: None, g[3]: None}
+
+
+def test_a_pass_that_read_a_table_another_rater_then_replaced_starts_again(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sets = _setup(database)
+    _record(database, *sets[0], OUTCOMES[0])
+    with database.session() as s:
+        update_ratings(s, RULESET)
+    _record(database, *sets[1], OUTCOMES[1])
+    real_place = repo.place_in_rating_order
+    raced: list[bool] = []
+
+    def other_rater_first(session: Any, ruleset: str, ids: Any, start: int) -> None:
+        if not raced:  # between this pass's reads and its writes, another pass stores
+            raced.append(True)
+            with database.session() as other:
+                update_ratings(other, RULESET)
+        real_place(session, ruleset, ids, start)
+
+    monkeypatch.setattr(repo, "place_in_rating_order", other_rater_first)
+    with database.session() as s:
+        update_ratings(s, RULESET)  # the first try fails, the second rates nothing new
+    monkeypatch.undo()
+    table = _table(database)
+    with database.session() as s:
+        update_ratings(s, RULESET, from_scratch=True)
+    assert _table(database) == table
+    assert sum(row[5] for row in table) == 2 * 4
+    assert len(_history(database)) == 2 * 4
 
 
 def test_the_upgrade_places_games_a_stored_table_already_rated(database_url: str) -> None:
