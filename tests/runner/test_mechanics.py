@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.storage import Progress, open_database, repo
+from arena.storage import Database, Progress, open_database, repo
 from arena.storage.models import Game, Tournament
 from tests.runner.conftest import ARENA, QUICK, ROOT, wait_for
 
@@ -53,7 +53,7 @@ def test_running_a_set_again_records_exactly_one_result(
             assert [h.game_id for h in history] == [f"{set_id}-g0", f"{set_id}-g1"]
 
 
-def _record_without_rating(db: object, set_id: str) -> None:
+def _record_without_rating(db: Database, set_id: str) -> None:
     """Store a set's two games as a worker does, then "die": no rating pass, no finishing."""
     from arena.storage.repo import GameResult
 
@@ -62,7 +62,7 @@ def _record_without_rating(db: object, set_id: str) -> None:
         GameResult(0, (a, b, a, b), (100, 50), 0, "max_hands", 2, b"{}"),
         GameResult(1, (b, a, b, a), (50, 100), 1, "max_hands", 2, b"{}"),
     ]
-    with db.session() as session:  # type: ignore[attr-defined]
+    with db.session() as session:
         repo.mark_set_running(session, set_id)
         assert repo.record_game_set_result(session, set_id, games)
 
