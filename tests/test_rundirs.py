@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from runner.launch import rundirs
 from runner.launch.rundirs import RunDirs
 
 
@@ -39,23 +40,36 @@ def test_directories_made_ahead_and_not_taken_are_removed_at_exit(tmp_path: Path
     assert list(tmp_path.iterdir()) == [taken]  # the one taken is its agent's to remove
 
 
-def test_a_forked_child_never_gets_its_parents_directories() -> None:
-    first = rundirs.take()
-    _wait_until(lambda: rundirs._shared._ready.qsize() > 0)  # the parent has some ready
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.write(write, str(rundirs.take()).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    child_dir = Path(os.read(read, 4096).decode())
-    os.waitpid(pid, 0)
-    os.close(read)
-    ready = [rundirs.take() for _ in range(rundirs._shared._ready.qsize())]
-    try:
-        assert child_dir.is_dir() and child_dir not in [first, *ready]
-    finally:
-        for run_dir in (first, child_dir, *ready):
-            shutil.rmtree(run_dir, ignore_errors=True)
+# Run in a fresh interpreter: forking the test process itself would copy whatever its other
+# threads (gRPC's, from other tests) hold.
+_FORK_SCRIPT = """
+import json, os, sys, time
+from runner.launch import rundirs
+first = rundirs.take()
+while rundirs._shared._ready.qsize() == 0:  # the parent has some ready
+    time.sleep(0.01)
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.write(write, str(rundirs.take()).encode())
+    os._exit(0)
+os.close(write)
+child = os.read(read, 4096).decode()
+os.waitpid(pid, 0)
+ready = [str(rundirs.take()) for _ in range(rundirs._shared._ready.qsize())]
+print(json.dumps({"first": str(first), "child": child, "ready": ready}))
+"""
+
+
+def test_a_forked_child_never_gets_its_parents_directories(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _FORK_SCRIPT],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    seen = json.loads(done.stdout)
+    assert Path(seen["child"]).is_dir()
+    assert seen["child"] not in [seen["first"], *seen["ready"]]
