@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -123,3 +124,40 @@ def test_the_demo_says_why_a_bot_forfeited(
     assert f"game {set_id}-g0: seat 2 forfeited: crash: the agent disconnected" in out
     assert "    Boom" in out
     assert f"{set_id}-g1" not in out
+
+
+def test_sigterm_stops_the_demo_and_every_process_it_started(tmp_path: Path) -> None:
+    from runner.stack import free_port
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("ARENA_REDIS_URL", "ARENA_DATABASE_URL", "ARENA_GAME_MASTER")
+    }
+    env["ARENA_DATA_DIR"] = str(tmp_path / "data")
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "demo", "--listen", f"127.0.0.1:{free_port()}"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert demo.stdout is not None
+    seen = []
+    for line in demo.stdout:  # as `kill` or `docker stop` would, mid-tournament
+        seen.append(line)
+        if "round robin" in line:
+            demo.send_signal(signal.SIGTERM)
+            break
+    out = "".join(seen) + demo.stdout.read()
+    assert demo.wait(timeout=60) == 0, out
+    assert "[demo] stopping" in out and "all processes stopped" in out, out
+    gm = re.search(r"game master on (127\.0\.0\.1:\d+)", out)
+    assert gm is not None
+    deadline = time.monotonic() + 10
+    leftovers = _processes_mentioning([str(tmp_path), f"ARENA_GAME_MASTER={gm.group(1)}"])
+    while leftovers and time.monotonic() < deadline:
+        time.sleep(0.5)
+        leftovers = _processes_mentioning([str(tmp_path), f"ARENA_GAME_MASTER={gm.group(1)}"])
+    assert leftovers == []

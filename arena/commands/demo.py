@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
+import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from arena.storage import Database
@@ -55,15 +58,22 @@ def _say(text: str) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    if args.workers < 1:
+        from arena.config import ConfigError
+
+        raise ConfigError(f"--workers {args.workers}: the demo needs at least one worker")
+    # `kill`, `docker stop` and a closed terminal stop the demo like Ctrl-C: with every
+    # process it started, not leaving them running on their own.
+    with _handling(_interrupt, signal.SIGTERM, signal.SIGHUP):
+        return _run_demo(args)
+
+
+def _run_demo(args: argparse.Namespace) -> int:
     from arena.config import data_dir, database_url, env
     from arena.storage import open_database
     from runner import redis_conn
     from runner.stack import Stack
 
-    if args.workers < 1:
-        from arena.config import ConfigError
-
-        raise ConfigError(f"--workers {args.workers}: the demo needs at least one worker")
     home = data_dir()
     _say(f"data directory {home}")
     _say(f"database {_hide(database_url())}")
@@ -90,11 +100,28 @@ def _demo(args: argparse.Namespace) -> int:
         _say("stopping")
         return 0
     finally:
-        stack.stop()
-        keep_alive.close()
-        if not redis_conn.redis_url():
-            redis_conn.stop_embedded(home)
+        # A second Ctrl-C must not cut the clean-up short and leave processes behind.
+        with _handling(signal.SIG_IGN, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            stack.stop()
+            keep_alive.close()
+            if not redis_conn.redis_url():
+                redis_conn.stop_embedded(home)
         _say("all processes stopped")
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+@contextlib.contextmanager
+def _handling(handler: Any, *signums: signal.Signals) -> Iterator[None]:
+    """Signals handled by `handler` inside the block, as before it after."""
+    before = {signum: signal.signal(signum, handler) for signum in signums}
+    try:
+        yield
+    finally:
+        for signum, old in before.items():
+            signal.signal(signum, old)
 
 
 def _hide(url: str) -> str:
