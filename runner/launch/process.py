@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from arena.interpreter import arena_python
-from runner.launch import rundirs
+from runner.launch import rlimits, rundirs
 from runner.launch.capture import StderrCapture
 from runner.launch.exits import describe_exit
 from runner.launch.spec import AgentLimits, AgentSpec, LaunchError, safe_label
@@ -44,28 +44,6 @@ RUNTIME_VARIABLES: dict[str, str] = {
 }
 RUNTIME_LANG = "C.UTF-8"
 
-# Runs in the child before the bot: preexec_fn is unsafe in a threaded parent (the worker runs
-# gRPC threads), so a tiny interpreter sets the rlimits and then execs the bot in its place.
-# The hard CPU limit is one second above the soft one, so a bot ignoring SIGXCPU gets SIGKILL.
-_WRAPPER = """\
-import os, resource, sys
-def cap(kind, soft, hard):
-    old = resource.getrlimit(kind)[1]
-    if old != resource.RLIM_INFINITY:
-        soft, hard = min(soft, old), min(hard, old)
-    resource.setrlimit(kind, (soft, hard))
-cpu, memory = int(sys.argv[1]), int(sys.argv[2])
-cap(resource.RLIMIT_CORE, 0, 0)
-if cpu:
-    cap(resource.RLIMIT_CPU, cpu, cpu + 1)
-if memory:
-    cap(resource.RLIMIT_DATA, memory, memory)
-try:
-    os.execv(sys.argv[3], sys.argv[3:])
-except OSError as error:
-    sys.stderr.write(f"arena: cannot run {sys.argv[3]!r}: {error}\\n")
-    sys.exit(127)
-"""
 
 _POLL_INITIAL = 0.002
 _POLL_MAX = 0.05
@@ -327,7 +305,8 @@ def start_process(
     if apply_rlimits:
         cpu = limits.cpu_seconds or 0
         memory = limits.memory_bytes or 0
-        full_argv = [sys.executable, "-I", "-S", "-c", _WRAPPER, str(cpu), str(memory), *argv]
+        wrapper = [sys.executable, "-I", "-S", rlimits.__file__, str(cpu), str(memory)]
+        full_argv = [*wrapper, *argv]
     try:
         popen = subprocess.Popen(
             full_argv,

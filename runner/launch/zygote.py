@@ -26,7 +26,6 @@ import contextlib
 import gc
 import json
 import os
-import resource
 import runpy
 import select
 import signal
@@ -37,8 +36,7 @@ import threading
 from typing import NoReturn
 
 import arena.agent  # noqa: F401  (the point of this process: the SDK, grpc and protobuf, warm)
-
-_CAN_NOT_START = 127  # what a shell reports for a command it cannot run
+from runner.launch import rlimits
 
 
 class ChildTask:
@@ -52,11 +50,11 @@ class ChildTask:
         with os.fdopen(self.request_fd, "rb") as pipe:
             request = json.loads(pipe.read())  # the launcher wrote it all and closed its end
         try:
-            _apply_limits(request["cpu_seconds"], request["memory_bytes"])
+            rlimits.apply(request["cpu_seconds"], request["memory_bytes"])
             os.chdir(request["cwd"])
         except OSError as error:
             sys.stderr.write(f"arena: cannot start the agent: {error}\n")
-            raise SystemExit(_CAN_NOT_START) from None
+            raise SystemExit(rlimits.CANNOT_RUN) from None
         os.environ.clear()
         os.environ.update(request["env"])
         tempfile.tempdir = None  # TMPDIR is the agent's own now: forget any cached choice
@@ -69,23 +67,6 @@ class ChildTask:
             sys.argv = argv[1:]
             sys.path[0] = os.path.dirname(os.path.realpath(argv[1]))
             runpy.run_path(argv[1], run_name="__main__")
-
-
-def _apply_limits(cpu_seconds: int | None, memory_bytes: int | None) -> None:
-    # The same limits, for the same reasons, as the process launcher's exec wrapper.
-    _cap(resource.RLIMIT_CORE, 0, 0)
-    if cpu_seconds:
-        _cap(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 1)
-    if memory_bytes:
-        _cap(resource.RLIMIT_DATA, memory_bytes, memory_bytes)
-
-
-def _cap(kind: int, soft: int, hard: int) -> None:
-    """Lower a limit, never above a hard limit the worker itself runs under."""
-    old = resource.getrlimit(kind)[1]
-    if old != resource.RLIM_INFINITY:
-        soft, hard = min(soft, old), min(hard, old)
-    resource.setrlimit(kind, (soft, hard))
 
 
 class Zygote:
