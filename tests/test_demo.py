@@ -30,13 +30,30 @@ def _processes_mentioning(needles: list[str]) -> list[str]:
     return found
 
 
-def test_demo_runs_a_round_robin_and_stops_every_process(tmp_path: Path) -> None:
+def _demo_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a demo on its zero-setup defaults, with its data in tmp_path."""
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in ("ARENA_REDIS_URL", "ARENA_DATABASE_URL", "ARENA_GAME_MASTER")
     }
     env["ARENA_DATA_DIR"] = str(tmp_path / "data")
+    return env
+
+
+def _assert_nothing_left(tmp_path: Path, out: str) -> None:
+    """No process of the demo that printed `out` is still running (waits up to 10 s)."""
+    gm = re.search(r"game master on (127\.0\.0\.1:\d+)", out)
+    assert gm is not None
+    needles = [str(tmp_path), f"ARENA_GAME_MASTER={gm.group(1)}"]
+    deadline = time.monotonic() + 10
+    while (leftovers := _processes_mentioning(needles)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert leftovers == []
+
+
+def test_demo_runs_a_round_robin_and_stops_every_process(tmp_path: Path) -> None:
+    env = _demo_env(tmp_path)
     done = subprocess.run(
         [sys.executable, "-m", "arena.cli", "demo", "--games", "small", "--no-serve"],
         env=env,
@@ -58,16 +75,8 @@ def test_demo_runs_a_round_robin_and_stops_every_process(tmp_path: Path) -> None
     rows = [line.split() for line in table.splitlines()[1:] if line[:1].isdigit()]
     assert len(rows) == len(registered)
     assert [row[-1] for row in rows] == ["0"] * len(rows), table  # every sample bot plays cleanly
-    gm = re.search(r"game master on (127\.0\.0\.1:\d+)", out)
-    assert gm is not None
     assert "all processes stopped" in out
-
-    deadline = time.monotonic() + 10
-    leftovers = _processes_mentioning([str(tmp_path), f"ARENA_GAME_MASTER={gm.group(1)}"])
-    while leftovers and time.monotonic() < deadline:
-        time.sleep(0.5)
-        leftovers = _processes_mentioning([str(tmp_path), f"ARENA_GAME_MASTER={gm.group(1)}"])
-    assert leftovers == []
+    _assert_nothing_left(tmp_path, out)
 
 
 @pytest.mark.parametrize("flag", ["--workers=0", "--games=huge"])
@@ -129,12 +138,7 @@ def test_the_demo_says_why_a_bot_forfeited(
 def test_sigterm_stops_the_demo_and_every_process_it_started(tmp_path: Path) -> None:
     from runner.stack import free_port
 
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("ARENA_REDIS_URL", "ARENA_DATABASE_URL", "ARENA_GAME_MASTER")
-    }
-    env["ARENA_DATA_DIR"] = str(tmp_path / "data")
+    env = _demo_env(tmp_path)
     demo = subprocess.Popen(
         [sys.executable, "-m", "arena.cli", "demo", "--listen", f"127.0.0.1:{free_port()}"],
         env=env,
@@ -153,11 +157,4 @@ def test_sigterm_stops_the_demo_and_every_process_it_started(tmp_path: Path) -> 
     out = "".join(seen) + demo.stdout.read()
     assert demo.wait(timeout=60) == 0, out
     assert "[demo] stopping" in out and "all processes stopped" in out, out
-    gm = re.search(r"game master on (127\.0\.0\.1:\d+)", out)
-    assert gm is not None
-    deadline = time.monotonic() + 10
-    leftovers = _processes_mentioning([str(tmp_path), f"ARENA_GAME_MASTER={gm.group(1)}"])
-    while leftovers and time.monotonic() < deadline:
-        time.sleep(0.5)
-        leftovers = _processes_mentioning([str(tmp_path), f"ARENA_GAME_MASTER={gm.group(1)}"])
-    assert leftovers == []
+    _assert_nothing_left(tmp_path, out)
