@@ -45,7 +45,7 @@ def pure_fits() -> None:
         print(f"{name:<24} 30 bots, 100,000 games: median {sorted(times)[2] * 1000:7.1f} ms")
 
 
-def _dashboard_fill() -> Any:
+def _dashboard_bench() -> Any:
     """bench/dashboard.py's fill: real records, tournaments, faults, a rated table."""
     spec = importlib.util.spec_from_file_location("dashboard_bench", HERE / "dashboard.py")
     assert spec is not None and spec.loader is not None
@@ -66,7 +66,7 @@ def _record_a_set(db: Database, set_id: str, index: int) -> None:
 
 
 def rating_passes(stored: int, passes: int, url: str | None) -> None:
-    bench = _dashboard_fill()
+    bench = _dashboard_bench()
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         db = open_database(url or f"sqlite:///{tmp}/arena.db")
         started = time.perf_counter()
