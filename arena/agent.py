@@ -13,12 +13,12 @@ master refused the seat, 4 it could not be reached, 5 the connection was lost mi
 
 from __future__ import annotations
 
+import asyncio
 import os
-import queue
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol, TextIO
 
@@ -114,6 +114,7 @@ def play(
     public event, in order, before the message it came with (a decision, say) is handled.
     ``live_events`` asks the game master to send each event as it happens, in its own message,
     instead of with the seat's next message: only for bots that must watch others' moves live.
+    It runs an asyncio loop of its own: call it from plain code, not from a running loop.
     """
     log = log if log is not None else sys.stderr
     if connect_timeout is None:
@@ -128,8 +129,26 @@ def play(
             live_events=live_events,
         )
     )
-    channel = grpc.insecure_channel(address)
-    try:
+    return asyncio.run(
+        _play(player, address, hello, name, connect_timeout, on_message, on_event, log)
+    )
+
+
+async def _play(
+    player: Player,
+    address: str,
+    hello: pb.AgentMessage,
+    name: str,
+    connect_timeout: float,
+    on_message: Callable[[pb.ServerMessage], None] | None,
+    on_event: Callable[[pb.GameEvent], None] | None,
+    log: TextIO,
+) -> SeatResult:
+    # grpc.aio rather than the synchronous API: a synchronous stream hands every message
+    # between three threads (the channel's, the reader's, the request iterator's); here the
+    # reply is written from the thread that read the request. bench/gamemaster.py: about 20%
+    # less time per decision and a quarter less CPU per agent.
+    async with grpc.aio.insecure_channel(address) as channel:
         stub = channel.stream_stream(
             wire.PLAY,
             request_serializer=pb.AgentMessage.SerializeToString,
@@ -138,38 +157,36 @@ def play(
         deadline = time.monotonic() + connect_timeout
         while True:
             try:
-                return _play_stream(stub, hello, player, name, on_message, on_event, log)
+                return await _play_stream(stub, hello, player, name, on_message, on_event, log)
             except _NotConnected as exc:
-                # The stream is opened at once, without first waiting for the channel (whose
-                # watcher costs each agent a thread); only when that finds no game master
-                # does the agent wait for one, up to the connect timeout.
-                if not _wait_for_channel(channel, deadline):
+                # The stream is opened at once, without first waiting for the channel to be
+                # ready (a game master is almost always there); only when that finds none does
+                # the agent wait for one, up to the connect timeout.
+                if not await _wait_for_channel(channel, deadline):
                     raise GameMasterUnreachable(
                         f"no game master at {address} (waited {connect_timeout:g} s: {exc})"
                     ) from None
-    finally:
-        channel.close()
 
 
 class _NotConnected(Exception):
     """The stream failed as UNAVAILABLE before the game master said anything."""
 
 
-def _wait_for_channel(channel: grpc.Channel, deadline: float) -> bool:
+async def _wait_for_channel(channel: grpc.aio.Channel, deadline: float) -> bool:
     """Wait until the channel is ready; False if the deadline passes first."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         return False
     try:
-        grpc.channel_ready_future(channel).result(timeout=remaining)
-    except grpc.FutureTimeoutError:
+        await asyncio.wait_for(channel.channel_ready(), remaining)
+    except TimeoutError:
         return False
-    time.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
+    await asyncio.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
     return True
 
 
-def _play_stream(
-    stub: grpc.StreamStreamMultiCallable,
+async def _play_stream(
+    stub: grpc.aio.StreamStreamMultiCallable,
     hello: pb.AgentMessage,
     player: Player,
     name: str,
@@ -178,18 +195,12 @@ def _play_stream(
     log: TextIO,
 ) -> SeatResult:
     """One Play stream, from Hello to GameEnd."""
-    outgoing: queue.Queue[pb.AgentMessage | None] = queue.Queue()
-    outgoing.put(hello)
-
-    def requests() -> Iterator[pb.AgentMessage]:
-        while (msg := outgoing.get()) is not None:
-            yield msg
-
-    call = stub(requests())
+    call = stub()
     welcome: pb.Welcome | None = None
     faults = 0
     try:
-        for msg in call:
+        await call.write(hello)
+        while (msg := await call.read()) is not grpc.aio.EOF:
             if on_message is not None:
                 on_message(msg)
             if on_event is not None:
@@ -201,7 +212,7 @@ def _play_stream(
             elif kind == "welcome":
                 welcome = msg.welcome
             elif kind == "decision":
-                outgoing.put(_decide(player, msg.decision, log))
+                await call.write(_decide(player, msg.decision, log))
             elif kind == "fault":
                 faults = msg.fault.faults
                 f = msg.fault
@@ -220,8 +231,9 @@ def _play_stream(
         if welcome is None and code is grpc.StatusCode.UNAVAILABLE:
             raise _NotConnected(details) from None
         raise ConnectionLost(f"{code.name}: {details}") from None
+    except asyncio.InvalidStateError:  # a write after the game master ended the stream
+        pass
     finally:
-        outgoing.put(None)
         call.cancel()
     raise ConnectionLost("the game master ended the stream before the game ended")
 

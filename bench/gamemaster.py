@@ -1,7 +1,7 @@
 """Game master speed: raw gRPC round trips vs decisions, games per second, the stdio bridge.
 
 (a) a bidirectional-stream ping-pong between two processes (a grpc.aio echo server defined
-    here, generic handlers on bytes, the client on grpc's sync API like the Python SDK), with
+    here, generic handlers on bytes, the client on grpc.aio like the Python SDK), with
     the average DecisionRequest's size; (b) full standard games between four Python SDK agent
     processes that answer instantly, one game at a time, per decision, and the ratio to (a), with
     the CPU time the game master's process spent per decision (steadier than wall-clock times on
@@ -20,14 +20,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import queue
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,31 +89,28 @@ def ping_pong(count: int, request_bytes: int, reply_bytes: int) -> tuple[float, 
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        outgoing: queue.Queue[bytes | None] = queue.Queue()
-
-        def requests() -> Iterator[bytes]:
-            while (msg := outgoing.get()) is not None:
-                yield msg
-
-        # The same pattern as the SDK: a queue feeds the request iterator, replies are iterated.
-        replies = channel.stream_stream(ECHO_METHOD)(requests())
-        payload = b"r" * request_bytes
-        warmup = max(50, count // 10)
-        for i in range(warmup + count):
-            if i == warmup:
-                start, cpu = time.perf_counter(), cpu_seconds(server.pid)
-            outgoing.put(payload)
-            next(replies)
-        elapsed = time.perf_counter() - start
-        cpu = cpu_seconds(server.pid) - cpu
-        outgoing.put(None)
-        channel.close()
-        return elapsed / count, cpu / count
+        return asyncio.run(_ping(port, server.pid, count, request_bytes))
     finally:
         if server.stdin is not None:
             server.stdin.close()
         server.wait(10)
+
+
+async def _ping(port: int, server_pid: int, count: int, request_bytes: int) -> tuple[float, float]:
+    """The client of ping_pong, with the SDK's pattern: write a message, read the answer."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call = channel.stream_stream(ECHO_METHOD)()
+        payload = b"r" * request_bytes
+        warmup = max(50, count // 10)
+        for i in range(warmup + count):
+            if i == warmup:
+                start, cpu = time.perf_counter(), cpu_seconds(server_pid)
+            await call.write(payload)
+            await call.read()
+        elapsed = time.perf_counter() - start
+        cpu = cpu_seconds(server_pid) - cpu
+        call.cancel()
+        return elapsed / count, cpu / count
 
 
 # ----------------------------------------------------------------------------- (a4) relay
@@ -177,18 +173,19 @@ def _relay_server(reply_bytes: int, rounds: int) -> None:
 
 
 def _relay_client(port: int, request_bytes: int) -> None:
-    """Answer every message at once, with the SDK's pattern (see ping_pong)."""
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    outgoing: queue.Queue[bytes | None] = queue.Queue()
-    replies = channel.stream_stream(ECHO_METHOD)(iter(outgoing.get, None))
-    payload = b"r" * request_bytes
-    try:
-        for _ in replies:
-            outgoing.put(payload)
-    except grpc.RpcError:
-        pass
-    outgoing.put(None)
-    channel.close()
+    """Answer every message at once, with the SDK's pattern (see _ping)."""
+
+    async def main() -> None:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            call = channel.stream_stream(ECHO_METHOD)()
+            payload = b"r" * request_bytes
+            try:
+                while await call.read() is not grpc.aio.EOF:
+                    await call.write(payload)
+            except grpc.RpcError:
+                pass
+
+    asyncio.run(main())
 
 
 def relay(count: int, request_bytes: int, reply_bytes: int) -> float:
