@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 
 from arena.bridge import messages
-from arena.bridge.stdio import EXIT_BOT
+from arena.bridge.stdio import EXIT_BOT, MAX_LINE_BYTES, _lines
 from arena.gamemaster.policy import GameLimits
 from arena.local_match import GameSpec, LocalGameMaster, SeatSpec
 from arena.verify import verify_text
@@ -19,6 +20,39 @@ SHORT = {"name": "standard", "max_hands": 1}
 
 def _records(record: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in record.splitlines()]
+
+
+# ----------------------------------------------------------------------------- bot output
+
+
+def _lines_of(*chunks: bytes) -> list[bytes]:
+    """What the bridge reads as lines from a bot that writes ``chunks``, then exits."""
+
+    async def read() -> list[bytes]:
+        stream = asyncio.StreamReader()
+        for chunk in chunks:
+            stream.feed_data(chunk)
+        stream.feed_eof()
+        return [line async for line in _lines(stream)]
+
+    return asyncio.run(read())
+
+
+def test_bot_output_is_split_into_lines_however_it_arrives() -> None:
+    assert _lines_of(b"pass\nbid ", b"40\n\n", b"play KH") == [b"pass", b"bid 40", b"", b"play KH"]
+
+
+def test_a_line_too_long_is_cut_and_its_rest_skipped() -> None:
+    long = b"x" * (MAX_LINE_BYTES + 10)
+    assert _lines_of(b"pass\n" + long + b"\nbid 40\n") == [
+        b"pass",
+        long[:MAX_LINE_BYTES],
+        b"bid 40",
+    ]
+    # the same when the long line comes in pieces, and when it is the last thing written
+    pieces = [long[i : i + 1000] for i in range(0, len(long), 1000)]
+    assert _lines_of(*pieces, b"\npass\n") == [long[:MAX_LINE_BYTES], b"pass"]
+    assert _lines_of(b"pass\n", long) == [b"pass", long[:MAX_LINE_BYTES]]
 
 
 # ----------------------------------------------------------------------------- reply lines
