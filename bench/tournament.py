@@ -64,10 +64,18 @@ def _cpu_seconds(pid: int, *, reaped_children: bool = True) -> float:
 
 
 def _tree(pid: int) -> list[int]:
+    """The process and its descendants (those that end meanwhile are left out)."""
     out = [pid]
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            out += _tree(int(child))
+    try:
+        children = [
+            int(child)
+            for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()
+        ]
+    except OSError:  # the process, or one of its threads, ended while we looked
+        return out
+    for child in children:
+        out += _tree(child)
     return out
 
 
