@@ -7,6 +7,9 @@
     the CPU time the game master's process spent per decision (steadier than wall-clock times on
     a busy machine) beside the echo server's per round trip;
 (a4) the ping-pong with four client processes taking turns (what four seats cost by themselves);
+(b0) the decision requests of a recorded game sent to four SDK agents, each reply awaited, by a
+    server with no game behind it: the cost of the agents' side, so that (b) - (b0) is what the
+    game master's own work adds;
 (c) games per second with 1, 2, 4, 8 games at once (fresh agent processes per game, as the
     platform plays); (d) the same games as (b) with four stdio-bridge bots.
 The game master runs in its own process (`arena gamemaster`). Per-decision times run from the
@@ -30,6 +33,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import grpc
 
@@ -205,6 +209,118 @@ def relay(count: int, request_bytes: int, reply_bytes: int) -> float:
     server.wait(30)
     for c in clients:
         c.wait(30)
+    return seconds
+
+
+# ----------------------------------------------------------------------------- (b0) replay
+
+
+def _recorded_game(seed: int) -> tuple[list[bytes], list[tuple[int, bytes]]]:
+    """One game on an in-process GameSession, played as the benchmark's agents play: each
+    seat's Welcome, and every decision request in order as (seat, the bytes it was sent)."""
+    from arena.game import Game
+    from arena.gamemaster.policy import GameLimits
+    from arena.gamemaster.session import GameSession
+    from arena.rulesets import STANDARD
+    from arena.wire import pb
+
+    async def play() -> tuple[list[bytes], list[tuple[int, bytes]]]:
+        session = GameSession("replayed", Game(STANDARD, seed), GameLimits())
+        rng = random.Random(seed)
+        outboxes: list[list[bytes | None]] = [[], [], [], []]
+        for seat, outbox in enumerate(outboxes):
+            session.attach(seat, pb.Hello(), SimpleNamespace(put_nowait=outbox.append))
+        welcomes = [outbox.pop() for outbox in outboxes]
+        game = asyncio.create_task(session.run())
+        while not session.started:  # until the first request is out
+            await asyncio.sleep(0)
+        script: list[tuple[int, bytes]] = []
+        while not session.finished:
+            seat = session.game.to_act
+            pending = session.seats[seat].pending
+            assert seat is not None and pending is not None
+            request = outboxes[seat][-1]
+            assert request is not None
+            script.append((seat, request))
+            legal = pending.legal
+            action = legal.first() if legal.choice is not None else rng.choice(legal.actions)
+            reply = pb.AgentMessage(
+                reply=pb.Reply(request_id=pending.request_id, action=str(action))
+            )
+            session.on_message(seat, reply.SerializeToString())
+        await game
+        return [w for w in welcomes if w is not None], script
+
+    return asyncio.run(play())
+
+
+def _replay_server(decisions: int) -> None:
+    """Serve Play with no game behind it: welcome the four seats (tokens seat0..seat3), send
+    each decision request of a recorded game to its seat and wait for the reply, over and over
+    for at least ``decisions`` decisions, then end the game. Prints the port, then seconds per
+    decision."""
+    from arena import wire
+    from arena.wire import pb
+
+    welcomes, script = _recorded_game(1)
+    rounds = -(-decisions // len(script))
+
+    async def main() -> None:
+        seats: dict[int, grpc.aio.ServicerContext] = {}
+        all_here, done = asyncio.Event(), asyncio.Event()
+
+        async def play(requests, context):  # type: ignore[no-untyped-def]
+            hello = pb.AgentMessage.FromString(await context.read()).hello
+            seat = int(hello.seat_token.removeprefix("seat"))
+            await context.write(welcomes[seat])
+            seats[seat] = context
+            if len(seats) == 4:
+                all_here.set()
+            await done.wait()
+
+        server = grpc.aio.server()
+        handler = grpc.method_handlers_generic_handler(
+            wire.SERVICE, {"Play": grpc.stream_stream_rpc_method_handler(play)}
+        )
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        print(port, flush=True)
+        await all_here.wait()
+        start = time.perf_counter()
+        for seat, request in script * rounds:
+            await seats[seat].write(request)
+            await seats[seat].read()
+        print((time.perf_counter() - start) / (len(script) * rounds), flush=True)
+        end = pb.ServerMessage(game_end=pb.GameEnd(reason="target")).SerializeToString()
+        for context in seats.values():
+            await context.write(end)
+        done.set()
+        await server.stop(5)
+
+    asyncio.run(main())
+
+
+def replay(decisions: int) -> float:
+    """Seconds per decision of _replay_server with four SDK agents (b0)."""
+    server = subprocess.Popen(
+        [PY, str(HERE), "--replay-server", str(decisions)], stdout=subprocess.PIPE, text=True
+    )
+    assert server.stdout is not None
+    address = f"127.0.0.1:{server.stdout.readline().strip()}"
+    with tempfile.TemporaryDirectory(prefix="bench-replay-") as tmp:
+        env = dict(os.environ, ARENA_GAME_MASTER=address, PYTHONPATH=str(REPO))
+        agents = [
+            subprocess.Popen(
+                list(SDK_AGENT),
+                env={**env, "ARENA_SEAT_TOKEN": f"seat{seat}", "BENCH_TIMES": f"{tmp}/{seat}"},
+            )
+            for seat in range(4)
+        ]
+        seconds = float(server.stdout.readline())
+        server.wait(30)
+        for agent in agents:
+            agent.wait(30)
     return seconds
 
 
@@ -415,6 +531,7 @@ def main() -> None:
     parser.add_argument("--agent", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--relay-server", nargs=2, type=int, help=argparse.SUPPRESS)
     parser.add_argument("--relay-client", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--replay-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server is not None:
         _echo_server(args.echo_server)
@@ -427,6 +544,9 @@ def main() -> None:
         return
     if args.relay_client:
         _relay_client(*args.relay_client)
+        return
+    if args.replay_server:
+        _replay_server(args.replay_server)
         return
     games = 2 if args.quick else args.games
     pings = 500 if args.quick else args.pings
@@ -449,6 +569,7 @@ def main() -> None:
         rtt = (rtt_before + rtt_after) / 2
         echo_cpu = (echo_cpu_before + echo_cpu_after) / 2
         turns = relay(pings, reply_bytes, request_bytes)
+        floor = replay(pings)
         rows: list[tuple[str, str, str]] = [
             (
                 "(a) raw gRPC ping-pong, 2 processes",
@@ -464,9 +585,18 @@ def main() -> None:
         ]
         rows.append(
             (
+                "(b0) no game: requests replayed to SDK agents",
+                f"{floor * 1e6:8.0f} µs/decision",
+                f"{floor / rtt:.2f}× (a): a recorded game's requests sent to 4 SDK agents by a "
+                "server that does nothing else (what a game master doing no work would cost)",
+            )
+        )
+        rows.append(
+            (
                 "(b) SDK agents, 1 game at a time",
                 f"{sdk * 1e6:8.0f} µs/decision",
-                f"{sdk / rtt:.2f}× (a) [goal ≤ 1.5], {sdk_n} decisions",
+                f"{sdk / rtt:.2f}× (a) [goal ≤ 1.5], {sdk_n} decisions; the game master's own "
+                f"work, (b) - (b0): {(sdk - floor) * 1e6:.0f} µs = {(sdk - floor) / rtt:.2f}× (a)",
             )
         )
         rows.append(
