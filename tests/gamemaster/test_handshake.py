@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import queue
+import subprocess
 
 import grpc
 import pytest
@@ -13,7 +15,9 @@ from arena.verify import verify_text
 from arena.wire import pb
 from tests.gamemaster.helpers import (
     FAST,
+    PY,
     RANDOM,
+    REPO,
     SHORT,
     forfeit_line,
     misbehaving,
@@ -219,3 +223,38 @@ def test_sdk_started_before_its_game_master_waits_for_it_and_then_speaks_to_it()
     # Refused by the game master, not "unreachable": it waited, connected and said hello.
     assert isinstance(refused, agent.SeatRefused), refused
     assert refused.code is grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_sdk_agents_that_lose_their_game_master_mid_game_say_so_and_exit_5() -> None:
+    from arena import agent
+
+    gm = subprocess.Popen(
+        [PY, "-m", "arena.cli", "gamemaster", "--listen", "127.0.0.1:0", "--log-level", "ERROR"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=dict(os.environ, ARENA_ADMIN_TOKEN=""),
+    )
+    try:
+        assert gm.stdout is not None
+        address = gm.stdout.readline().strip().rsplit(" ", 1)[-1]
+        with GameMasterClient(address, admin_token="") as client:
+            client.wait_ready()
+            match = start_match(client, address, [RANDOM] * 4)  # a full game: a second or more
+            with grpc.insecure_channel(address) as channel:
+                watch = channel.unary_stream(
+                    wire.WATCH,
+                    request_serializer=pb.WatchRequest.SerializeToString,
+                    response_deserializer=pb.GameEvent.FromString,
+                )
+                for event in watch(pb.WatchRequest(game_id=match.game_id)):
+                    if event.HasField("action"):  # the game is under way
+                        gm.kill()
+                        break
+            codes = match.reap(timeout=30)
+    finally:
+        gm.kill()
+        gm.wait()
+    stderr = [match.stderr(seat) for seat in range(4)]
+    assert codes == [agent.EXIT_LOST] * 4, stderr
+    assert all("lost the game master mid-game: UNAVAILABLE" in text for text in stderr), stderr
