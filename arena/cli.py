@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "arena.commands.match",
     "arena.commands.gamemaster",
     "arena.commands.stdio_agent",
+    "arena.commands.watch",
     "arena.commands.dashboard",
     "arena.commands.demo",
 ]

@@ -16,8 +16,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from arena.gamemaster.policy import GameLimits
 from arena.gamemaster.server import RunningGameMaster, start_in_thread
 from arena.interpreter import arena_python
 from arena.rulesets import Ruleset
+from arena.wire import pb
 
 _NAMED = re.compile(r"^([A-Za-z0-9._:+-]{1,60})=(.*\S.*)$")
 # Seconds a seat's process may be gone before its game is aborted (a seat that connected and
@@ -183,15 +185,19 @@ def play_games(
     log_dir: Path | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
+    on_event: Callable[[int, pb.GameEvent], None] | None = None,
 ) -> list[MatchResult]:
     """Play the games at the same time on the game master at ``address``; results in order.
 
     Each seat's stdout and stderr go to ``log_dir/<game>-seat<N>.log`` (a fresh temporary
     directory by default). A game whose agent process exits before connecting is aborted.
+    ``on_event(game_number, event)`` sees each game's public events as they happen, through
+    a Watch stream, as a spectator would; it is called from a thread of its own per game.
     """
     logs_at = log_dir or Path(tempfile.mkdtemp(prefix="arena-match-"))
     logs_at.mkdir(parents=True, exist_ok=True)
     opened, procs, logs = [], [], []
+    spectators: list[threading.Thread] = []
     try:
         for number, spec in enumerate(games):
             if len(spec.seats) != 4:
@@ -205,6 +211,8 @@ def play_games(
                 game_id=spec.game_id,
             )
             opened.append(game)
+            if on_event is not None:
+                spectators.append(_spectate(client, game.game_id, number, on_event))
             seat_logs = [logs_at / f"{spec.game_id or number}-seat{s}.log" for s in range(4)]
             logs.append(seat_logs)
             procs.append(
@@ -223,10 +231,30 @@ def play_games(
             for p in group:
                 _kill_group(p)
         raise
+    for spectator in spectators:
+        spectator.join(timeout=10)  # its stream ends with the game
     results = []
     for outcome, group, seat_logs in zip(outcomes, procs, logs, strict=True):
         results.append(MatchResult(outcome, _reap(group), seat_logs))
     return results
+
+
+def _spectate(
+    client: GameMasterClient,
+    game_id: str,
+    number: int,
+    on_event: Callable[[int, pb.GameEvent], None],
+) -> threading.Thread:
+    """Follow one game's public events on a thread of their own (started here)."""
+
+    def follow() -> None:
+        with contextlib.suppress(ArenaError):  # the game master stopped: the game says why
+            for event in client.watch(game_id):
+                on_event(number, event)
+
+    thread = threading.Thread(target=follow, name=f"watch {game_id}", daemon=True)
+    thread.start()
+    return thread
 
 
 def _await_all(

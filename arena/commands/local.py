@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from arena.errors import ArenaError
 if TYPE_CHECKING:
     from arena.local_match import MatchResult, SeatSpec
     from arena.rulesets import Ruleset
+    from arena.wire import pb
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -78,6 +79,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="DIR",
         help="process seats: keep each seat's output in DIR (default: a temporary directory)",
     )
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="print each public event as it happens, as a spectator sees it (through the local "
+        "game master: implies --processes)",
+    )
     p.add_argument("--output", type=Path, help="write the record (JSON lines) to this file")
     p.add_argument(
         "--mirror",
@@ -125,7 +132,7 @@ def _play(args: argparse.Namespace) -> int:
             raise ArenaError(
                 f"--players needs four of {', '.join(known)} separated by commas, got {players!r}"
             )
-    if args.processes or any(n not in known for n in names):
+    if args.processes or args.watch or any(n not in known for n in names):
         return _play_processes(args, ruleset, names, set(known))
     layouts = [names] + ([[names[1], names[0], names[3], names[2]]] if args.mirror else [])
     games, records = [], []
@@ -178,10 +185,21 @@ def _play_processes(
     limits = GameLimits.from_env(connect_ms=30_000)
     if args.decision_ms is not None:
         limits = limits.with_overrides(decision_ms=args.decision_ms)
+    on_event = _print_event(several=len(games) > 1) if args.watch else None
     with tempfile.TemporaryDirectory(prefix="arena-play-") as scratch:
         with LocalGameMaster(limits) as gm:
-            results = gm.play(games, log_dir=args.agent_logs or Path(scratch))
+            results = gm.play(games, log_dir=args.agent_logs or Path(scratch), on_event=on_event)
         return _report_processes(args, ruleset, layouts, results)
+
+
+def _print_event(several: bool) -> Callable[[int, pb.GameEvent], None]:
+    """What --watch prints for each event (games told apart when several run at once)."""
+    from arena.spectator import describe
+
+    def show(number: int, event: pb.GameEvent) -> None:
+        print(f"game {number + 1} " * several + describe(event), flush=True)
+
+    return show
 
 
 def _report_processes(

@@ -1,11 +1,12 @@
-"""What a worker uses to talk to a game master: open a game, hand out tokens, await the result."""
+"""What a worker uses to talk to a game master: open a game, hand out tokens, await the result;
+and what a spectator uses to watch one."""
 
 from __future__ import annotations
 
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -161,6 +162,11 @@ class GameMasterClient:
             request_serializer=pb.ForfeitSeatRequest.SerializeToString,
             response_deserializer=pb.GameResult.FromString,
         )
+        self._watch = self._channel.unary_stream(
+            wire.WATCH,
+            request_serializer=pb.WatchRequest.SerializeToString,
+            response_deserializer=pb.GameEvent.FromString,
+        )
 
     def _call(self, what: str, method: Callable[..., T], request: Any, timeout: float | None) -> T:
         """One admin call; a failure is raised as a GameMasterError saying what went wrong."""
@@ -286,6 +292,18 @@ class GameMasterClient:
         """
         request = pb.ForfeitSeatRequest(game_id=game_id, seat=seat, detail=detail)
         return GameOutcome.from_pb(self._call("ForfeitSeat", self._forfeit, request, timeout))
+
+    def watch(self, game_id: str) -> Iterator[pb.GameEvent]:
+        """The game's public events, as a spectator sees them: those so far, then each as it
+        happens, until the game ends. GameMasterError NOT_FOUND for a game the game master
+        does not have (never opened, or forgotten an hour after it ended)."""
+        call = self._watch(pb.WatchRequest(game_id=game_id), metadata=self._metadata)
+        try:
+            yield from call
+        except grpc.RpcError as error:
+            raise self._failure("Watch", error) from None
+        finally:
+            call.cancel()
 
     def close(self) -> None:
         self._channel.close()

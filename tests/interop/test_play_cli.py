@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,30 @@ def test_play_with_a_seat_of_each_kind_writes_verifiable_records(tmp_path: Path)
     assert [s["agent"] for s in head["seats"]] == ["greedy", "agent.js", "random_bot", "bot"]
     mirror_head = json.loads((tmp_path / "game.mirror.jsonl").read_text().splitlines()[0])
     assert [s["agent"] for s in mirror_head["seats"]] == ["agent.js", "greedy", "bot", "random_bot"]
+
+
+def test_play_watch_prints_each_public_event_as_it_happens(tmp_path: Path) -> None:
+    out = tmp_path / "game.jsonl"
+    result = arena(
+        "play",
+        "--players",
+        "greedy,random,greedy,random",
+        "--ruleset",
+        '{"name": "standard", "max_hands": 2}',
+        "--watch",
+        "--output",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    watched = [line for line in result.stdout.splitlines() if line.startswith("[")]
+    assert [int(line[1:5]) for line in watched] == list(range(len(watched)))
+    assert watched[0].startswith("[   0] hand 1: dealt by seat ")
+    assert " game over (max_hands): scores " in watched[-1]
+    # one line per decision in the record, in order; then the usual summary (through processes)
+    actions = [line.split(": ", 1)[1] for line in watched if re.search(r"hand \d: seat \d: ", line)]
+    recorded = [line for line in map(json.loads, out.read_text().splitlines()) if "action" in line]
+    assert [a.split(": ", 1)[0] for a in actions] == [f"seat {r['seat']}" for r in recorded]
+    assert result.stdout.index(watched[-1]) < result.stdout.index("standard, seed 0, processes")
 
 
 def test_a_seat_that_faults_is_reported_with_its_output(tmp_path: Path) -> None:
