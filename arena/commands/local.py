@@ -197,7 +197,8 @@ def _print_event(several: bool) -> Callable[[int, pb.GameEvent], None]:
     from arena.spectator import describe
 
     def show(number: int, event: pb.GameEvent) -> None:
-        print(f"game {number + 1} " * several + describe(event), flush=True)
+        prefix = f"game {number + 1} " if several else ""
+        print(prefix + describe(event), flush=True)
 
     return show
 
