@@ -17,7 +17,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from arena.ratings import EloTable, PairCounts, bradley_terry_pairs
+from arena.ratings import EloTable, PairCounts, Score, bradley_terry_pairs, count_result
 from arena.storage import repo
 from arena.storage.errors import RatedMeanwhile
 from arena.storage.models import Bot, BotVersion, EndReason, Game
@@ -152,7 +152,7 @@ def rated_games(session: Session, ruleset: str, *, rated: bool) -> list[RatedGam
         query = query.where(Game.rated_seq.is_(None)).order_by(Game.finished, Game.id)
     out = []
     for gid, s0, s1, winner, reason, forfeit_seat, finished in session.execute(query):
-        score = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
+        score = _score_of_team0(winner)
         # Seats 2 and 3 are the partners of seats 0 and 1: the same versions.
         forfeit = None if forfeit_seat is None else (s0, s1)[forfeit_seat % 2]
         counts = s0 != s1 and reason != EndReason.ABORTED.value
@@ -177,19 +177,13 @@ def _pair_counts(
     )
     pairs: dict[tuple[str, str], PairCounts] = {}
     for s0, s1, winner, count in session.execute(query):
-        a, b = refs[s0], refs[s1]
-        winner_side = winner  # 0: a's team won, 1: b's team won
-        if b < a:
-            a, b = b, a
-            winner_side = None if winner is None else 1 - winner
-        counts = pairs.setdefault((a, b), PairCounts())
-        if winner_side is None:
-            counts.draws += count
-        elif winner_side == 0:
-            counts.wins += count
-        else:
-            counts.losses += count
+        count_result(pairs, refs[s0], refs[s1], _score_of_team0(winner), count)
     return pairs
+
+
+def _score_of_team0(winner: int | None) -> Score:
+    """Team 0's score (seat 0's version): 1 a win, 0.5 a draw (no winner), 0 a loss."""
+    return 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
 
 
 def _refs(session: Session) -> dict[int, str]:

@@ -17,7 +17,7 @@ from arena.ratings.probability import (
     normal_quantile,
     score_from_elo,
 )
-from arena.ratings.results import GameResult, PairCounts, RatingError, Score
+from arena.ratings.results import GameResult, PairCounts, RatingError, Score, count_result
 from arena.ratings.sprt import Sprt
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "Sprt",
     "bradley_terry",
     "bradley_terry_pairs",
+    "count_result",
     "elo_from_score",
     "elo_ratings",
     "expected_score",

@@ -57,20 +57,27 @@ class PairCounts:
         return self.wins + 0.5 * self.draws
 
 
+def count_result(
+    pairs: dict[tuple[str, str], PairCounts], a: str, b: str, score_a: Score, games: int = 1
+) -> None:
+    """Add `games` games of `a` against `b`, each scoring `score_a` for `a`, to `pairs`: keyed
+    (lower id, higher id) and counted for the lower id."""
+    if b < a:
+        a, b, score_a = b, a, 1.0 - score_a
+    counts = pairs.get((a, b))
+    if counts is None:
+        counts = pairs[(a, b)] = PairCounts()
+    if score_a == 1.0:
+        counts.wins += games
+    elif score_a == 0.0:
+        counts.losses += games
+    else:
+        counts.draws += games
+
+
 def aggregate(results: Iterable[tuple[str, str, Score]]) -> dict[tuple[str, str], PairCounts]:
     """Counts per unordered pair, keyed (lower id, higher id) and counted for the lower id."""
     pairs: dict[tuple[str, str], PairCounts] = {}
     for index, raw in enumerate(results):
-        a, b, score = check_result(raw, index)
-        if b < a:
-            a, b, score = b, a, 1.0 - score
-        counts = pairs.get((a, b))
-        if counts is None:
-            counts = pairs[(a, b)] = PairCounts()
-        if score == 1.0:
-            counts.wins += 1
-        elif score == 0.0:
-            counts.losses += 1
-        else:
-            counts.draws += 1
+        count_result(pairs, *check_result(raw, index))
     return pairs
