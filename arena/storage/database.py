@@ -38,9 +38,6 @@ def _create_all(conn: Connection) -> None:
     Base.metadata.create_all(conn)
 
 
-# MIGRATIONS[i] takes a database from version i to version i + 1. A fresh database gets
-# Base.metadata.create_all and is stamped with the latest version directly, so every later
-# step must leave the schema exactly as the models in models.py describe it.
 def _add_rated_seq(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE games ADD COLUMN rated_seq INTEGER"))
     for index in RATER_INDEXES:
@@ -63,6 +60,9 @@ def _add_rated_seq(conn: Connection) -> None:
         conn.execute(text("UPDATE games SET rated_seq = :seq WHERE id = :id"), places)
 
 
+# MIGRATIONS[i] takes a database from version i to version i + 1. A fresh database gets
+# Base.metadata.create_all and is stamped with the latest version directly, so every later
+# step must leave the schema exactly as the models in models.py describe it.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _create_all,  # version 1
     _add_rated_seq,  # version 2: games are rated once, in a stored order
