@@ -116,9 +116,6 @@ def play(
     instead of with the seat's next message: only for bots that must watch others' moves live.
     It runs an asyncio loop of its own: call it from plain code, not from a running loop.
     """
-    log = log if log is not None else sys.stderr
-    if connect_timeout is None:
-        connect_timeout = CONNECT_TIMEOUT_S
     name = agent_name or getattr(player, "name", "") or type(player).__name__
     hello = pb.AgentMessage(
         hello=pb.Hello(
@@ -129,21 +126,25 @@ def play(
             live_events=live_events,
         )
     )
-    return asyncio.run(
-        _play(player, address, hello, name, connect_timeout, on_message, on_event, log)
-    )
+    seat = _Seat(player, name, hello, on_message, on_event, log or sys.stderr)
+    if connect_timeout is None:
+        connect_timeout = CONNECT_TIMEOUT_S
+    return asyncio.run(_play(seat, address, connect_timeout))
 
 
-async def _play(
-    player: Player,
-    address: str,
-    hello: pb.AgentMessage,
-    name: str,
-    connect_timeout: float,
-    on_message: Callable[[pb.ServerMessage], None] | None,
-    on_event: Callable[[pb.GameEvent], None] | None,
-    log: TextIO,
-) -> SeatResult:
+@dataclass(frozen=True)
+class _Seat:
+    """What playing the seat needs, the same from the first stream to the last."""
+
+    player: Player
+    name: str
+    hello: pb.AgentMessage
+    on_message: Callable[[pb.ServerMessage], None] | None
+    on_event: Callable[[pb.GameEvent], None] | None
+    log: TextIO
+
+
+async def _play(seat: _Seat, address: str, connect_timeout: float) -> SeatResult:
     # grpc.aio rather than the synchronous API: a synchronous stream hands every message
     # between three threads (the channel's, the reader's, the request iterator's); here one
     # thread, the loop's, reads each request and writes its reply. bench/gamemaster.py: about
@@ -157,7 +158,7 @@ async def _play(
         deadline = time.monotonic() + connect_timeout
         while True:
             try:
-                return await _play_stream(stub, hello, player, name, on_message, on_event, log)
+                return await _play_stream(stub, seat)
             except _NotConnected as exc:
                 # The stream is opened at once, without first waiting for the channel to be
                 # ready (a game master is almost always there); only when that finds none does
@@ -185,24 +186,17 @@ async def _wait_for_channel(channel: grpc.aio.Channel, deadline: float) -> bool:
     return True
 
 
-async def _play_stream(
-    stub: grpc.aio.StreamStreamMultiCallable,
-    hello: pb.AgentMessage,
-    player: Player,
-    name: str,
-    on_message: Callable[[pb.ServerMessage], None] | None,
-    on_event: Callable[[pb.GameEvent], None] | None,
-    log: TextIO,
-) -> SeatResult:
+async def _play_stream(stub: grpc.aio.StreamStreamMultiCallable, seat: _Seat) -> SeatResult:
     """One Play stream, from Hello to GameEnd."""
     call = stub()
     welcome: pb.Welcome | None = None
     faults = 0
+    on_event = seat.on_event
     try:
-        await call.write(hello)
+        await call.write(seat.hello)
         while (msg := await call.read()) is not grpc.aio.EOF:
-            if on_message is not None:
-                on_message(msg)
+            if seat.on_message is not None:
+                seat.on_message(msg)
             if on_event is not None:
                 for event in msg.events:
                     on_event(event)
@@ -212,15 +206,10 @@ async def _play_stream(
             elif kind == "welcome":
                 welcome = msg.welcome
             elif kind == "decision":
-                await call.write(_decide(player, msg.decision, log))
+                await call.write(_decide(seat.player, msg.decision, seat.log))
             elif kind == "fault":
                 faults = msg.fault.faults
-                f = msg.fault
-                print(
-                    f"[agent {name}] fault {f.faults}/{f.fault_limit} ({f.kind}): {f.detail}"
-                    + (f"; the game master played {f.fallback!r}" if f.fallback else ""),
-                    file=log,
-                )
+                print(f"[agent {seat.name}] {fault_text(msg.fault)}", file=seat.log)
             elif kind == "game_end":
                 assert welcome is not None
                 return SeatResult(welcome.game_id, welcome.seat, welcome.team, msg.game_end, faults)
@@ -236,6 +225,12 @@ async def _play_stream(
     finally:
         call.cancel()
     raise ConnectionLost("the game master ended the stream before the game ended")
+
+
+def fault_text(notice: pb.FaultNotice) -> str:
+    """What a FaultNotice says, in one line for an agent's log."""
+    text = f"fault {notice.faults}/{notice.fault_limit} ({notice.kind}): {notice.detail}"
+    return text + (f"; the game master played {notice.fallback!r}" if notice.fallback else "")
 
 
 def _decide(player: Player, decision: pb.DecisionRequest, log: TextIO) -> pb.AgentMessage:

@@ -28,6 +28,7 @@ from arena.agent import (
     EXIT_REFUSED,
     EXIT_UNREACHABLE,
     REFUSALS,
+    fault_text,
 )
 from arena.bridge import messages
 from arena.wire import pb
@@ -189,11 +190,7 @@ class StdioBridge:
                     elif kind == "event" and not self.events:
                         continue  # (the game master sends these only if asked; it was not)
                     elif kind == "fault":
-                        f = msg.fault
-                        self._say(
-                            f"fault {f.faults}/{f.fault_limit} ({f.kind}): {f.detail}"
-                            + (f"; the game master played {f.fallback!r}" if f.fallback else "")
-                        )
+                        self._say(fault_text(msg.fault))
                     elif kind == "game_end":
                         self._ended = True
                     lines = messages.to_lines(msg, events=self.events)
