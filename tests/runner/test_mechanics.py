@@ -3,16 +3,18 @@ single-instance rule, the embedded Redis, status lines."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, Progress, open_database, repo
 from arena.storage.models import Game, Tournament
 from tests.runner.conftest import ARENA, QUICK, ROOT, wait_for
@@ -27,18 +29,24 @@ def _tournament(env: dict[str, str], sets: int = 1) -> tuple[str, list[str]]:
             return t.id, [s.id for s in repo.list_game_sets(session, t.id)]
 
 
+@contextlib.contextmanager
+def _as_a_worker(env: dict[str, str]) -> Iterator[tuple[Database, GameMasterClient]]:
+    """What a worker runs game sets with: the database and a game master client."""
+    with (
+        open_database(env["ARENA_DATABASE_URL"]) as db,
+        GameMasterClient(env["ARENA_GAME_MASTER"]) as client,
+    ):
+        yield db, client
+
+
 def test_running_a_set_again_records_exactly_one_result(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
-    from arena.gamemaster.client import GameMasterClient
     from runner.tournament import run_game_set
 
     register("random", "greedy")
     tid, [set_id] = _tournament(arena_env)
-    with (
-        open_database(arena_env["ARENA_DATABASE_URL"]) as db,
-        GameMasterClient(arena_env["ARENA_GAME_MASTER"]) as client,
-    ):
+    with _as_a_worker(arena_env) as (db, client):
         first = run_game_set(db, set_id, client)
         again = run_game_set(db, set_id, client)
         assert first.recorded and first.state == "done"
@@ -70,15 +78,11 @@ def _record_without_rating(db: Database, set_id: str) -> None:
 def test_a_set_recorded_by_a_worker_that_died_is_rated_and_finished_by_its_retry(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
-    from arena.gamemaster.client import GameMasterClient
     from runner.tournament import run_game_set
 
     register("random", "greedy")
     tid, [set_id] = _tournament(arena_env)
-    with (
-        open_database(arena_env["ARENA_DATABASE_URL"]) as db,
-        GameMasterClient(arena_env["ARENA_GAME_MASTER"]) as client,
-    ):
+    with _as_a_worker(arena_env) as (db, client):
         _record_without_rating(db, set_id)
         with db.session() as session:
             assert repo.get_tournament(session, tid).state == "queued"
@@ -247,7 +251,6 @@ def test_an_exclusive_tournament_waits_for_a_bot_busy_elsewhere(
 
     import redis
 
-    from arena.gamemaster.client import GameMasterClient
     from runner import jobs
     from runner.tournament import create_tournament, run_game_set
 
