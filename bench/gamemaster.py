@@ -81,9 +81,9 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
-def ping_pong(count: int, request_bytes: int, reply_bytes: int) -> tuple[float, float]:
+def ping_pong(count: int, request_bytes: int, reply_bytes: int) -> tuple[float, float, float]:
     """Seconds per round trip on one bidirectional stream between two processes, and the
-    echo server's CPU seconds per round trip."""
+    echo server's and the client's CPU seconds per round trip."""
     server = subprocess.Popen(
         [PY, str(HERE), "--echo-server", str(reply_bytes)],
         stdin=subprocess.PIPE,
@@ -100,7 +100,9 @@ def ping_pong(count: int, request_bytes: int, reply_bytes: int) -> tuple[float, 
         server.wait(10)
 
 
-async def _ping(port: int, server_pid: int, count: int, request_bytes: int) -> tuple[float, float]:
+async def _ping(
+    port: int, server_pid: int, count: int, request_bytes: int
+) -> tuple[float, float, float]:
     """The client of ping_pong, with the SDK's pattern: write a message, read the answer."""
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         call = channel.stream_stream(ECHO_METHOD)()
@@ -109,12 +111,14 @@ async def _ping(port: int, server_pid: int, count: int, request_bytes: int) -> t
         for i in range(warmup + count):
             if i == warmup:
                 start, cpu = time.perf_counter(), cpu_seconds(server_pid)
+                own_cpu = cpu_seconds(os.getpid())
             await call.write(payload)
             await call.read()
         elapsed = time.perf_counter() - start
         cpu = cpu_seconds(server_pid) - cpu
+        own_cpu = cpu_seconds(os.getpid()) - own_cpu
         call.cancel()
-        return elapsed / count, cpu / count
+        return elapsed / count, cpu / count, own_cpu / count
 
 
 # ----------------------------------------------------------------------------- (a4) relay
@@ -347,11 +351,12 @@ def decision_sizes() -> tuple[int, int]:
 # ----------------------------------------------------------------------------- agents
 
 
-def _write_times(first: float, end: float) -> None:
+def _write_times(first: float, end: float, play_cpu: float = float("nan")) -> None:
     """Tell the benchmark when this seat got its first message after the Welcome, and GameEnd
-    (wall-clock times: the processes share the machine's clock)."""
+    (wall-clock times: the processes share the machine's clock), and the CPU time it used in
+    between."""
     with open(os.environ["BENCH_TIMES"], "w") as out:
-        out.write(f"{first!r} {end!r}\n")
+        out.write(f"{first!r} {end!r} {play_cpu!r}\n")
 
 
 def _first_agent() -> None:
@@ -372,12 +377,12 @@ def _first_agent() -> None:
                 return legal.first()
             return self.rng.choice(legal.actions)
 
-    times: list[float] = []
+    times: list[tuple[float, float]] = []  # (wall clock, this process's CPU time)
 
     def seen(msg: pb.ServerMessage) -> None:
         kind = msg.WhichOneof("kind")
         if kind == "game_end" or (kind != "welcome" and not times):
-            times.append(time.time())
+            times.append((time.time(), time.process_time()))
 
     play(
         Instant(),  # type: ignore[arg-type]
@@ -385,7 +390,8 @@ def _first_agent() -> None:
         os.environ["ARENA_SEAT_TOKEN"],
         on_message=seen,
     )
-    _write_times(times[0], times[-1])
+    (first, first_cpu), (end, end_cpu) = times[0], times[-1]
+    _write_times(first, end, end_cpu - first_cpu)
 
 
 _STDIO_BOT = r"""
@@ -419,6 +425,7 @@ class GameTiming:
     decisions: int
     seen_ms: float  # round trips as the game master timed them (request sent to reply read)
     play_s: float  # first message after the Welcomes to the last GameEnd
+    play_cpu_s: float  # the agents' CPU time in that span (NaN if they do not tell)
     total_s: float  # OpenGame to the result, agent start-up included
 
 
@@ -495,19 +502,31 @@ def play_one(address: str, agent: Sequence[str], seed: int, watch: bool = False)
         raise RuntimeError(f"game {outcome.game_id} ended {outcome.reason}: {outcome.detail}")
     decisions = sum(s.decisions for s in outcome.seats)
     seen = float(sum(s.total_ms for s in outcome.seats))
-    play_s = max(end for _, end in seat_times) - min(first for first, _ in seat_times)
-    return GameTiming(decisions, seen, play_s, total)
+    play_s = max(t[1] for t in seat_times) - min(t[0] for t in seat_times)
+    play_cpu_s = sum(t[2] if len(t) > 2 else float("nan") for t in seat_times)
+    return GameTiming(decisions, seen, play_s, play_cpu_s, total)
+
+
+@dataclass
+class PerDecision:
+    wall: float  # seconds per decision
+    seen: float  # of which the game master saw as the agent's round trip
+    agents_cpu: float  # the agents' CPU seconds per decision, start-up left out
+    decisions: int
 
 
 def per_decision(
     address: str, agent: Sequence[str], games: int, watch: bool = False
-) -> tuple[float, float, int]:
-    """Seconds per decision over ``games`` sequential games, of which the game master saw
-    as the agent's round trip; and the decisions played."""
+) -> PerDecision:
+    """Per-decision times over ``games`` sequential games."""
     timings = [play_one(address, agent, seed, watch) for seed in range(games)]
-    decisions = sum(t.decisions for t in timings)
-    seen = sum(t.seen_ms for t in timings) / 1000 / decisions
-    return sum(t.play_s for t in timings) / decisions, seen, decisions
+    n = sum(t.decisions for t in timings)
+    return PerDecision(
+        wall=sum(t.play_s for t in timings) / n,
+        seen=sum(t.seen_ms for t in timings) / 1000 / n,
+        agents_cpu=sum(t.play_cpu_s for t in timings) / n,
+        decisions=n,
+    )
 
 
 def throughput(address: str, concurrency: int, games: int) -> tuple[float, float]:
@@ -559,15 +578,17 @@ def main() -> None:
     # (a) is measured just before and just after (b), and (b) is compared with their mean: on
     # a shared machine the load changes within minutes, and a ratio of two measurements taken
     # under different loads means little.
-    rtt_before, echo_cpu_before = ping_pong(pings, reply_bytes, request_bytes)
+    rtt_before, echo_cpu_before, client_cpu_before = ping_pong(pings, reply_bytes, request_bytes)
     gm = GameMasterProcess()
     try:
         gm_cpu = cpu_seconds(gm.proc.pid)
-        sdk, sdk_seen, sdk_n = per_decision(gm.address, SDK_AGENT, games)
-        gm_cpu = (cpu_seconds(gm.proc.pid) - gm_cpu) / sdk_n
-        rtt_after, echo_cpu_after = ping_pong(pings, reply_bytes, request_bytes)
+        b = per_decision(gm.address, SDK_AGENT, games)
+        sdk = b.wall
+        gm_cpu = (cpu_seconds(gm.proc.pid) - gm_cpu) / b.decisions
+        rtt_after, echo_cpu_after, client_cpu_after = ping_pong(pings, reply_bytes, request_bytes)
         rtt = (rtt_before + rtt_after) / 2
         echo_cpu = (echo_cpu_before + echo_cpu_after) / 2
+        client_cpu = (client_cpu_before + client_cpu_after) / 2
         turns = relay(pings, reply_bytes, request_bytes)
         floor = replay(pings)
         rows: list[tuple[str, str, str]] = [
@@ -576,6 +597,12 @@ def main() -> None:
                 f"{rtt * 1e6:8.0f} µs/round trip",
                 f"{pings} trips before (b) and after: {rtt_before * 1e6:.0f} and "
                 f"{rtt_after * 1e6:.0f} µs; {request_bytes} B down / {reply_bytes} B up",
+            ),
+            (
+                "    CPU of both processes (user + system)",
+                f"{(echo_cpu + client_cpu) * 1e6:8.0f} µs/round trip",
+                f"{(echo_cpu + client_cpu) / rtt:.2f} CPUs busy on average, though only one side "
+                "works at a time: gRPC's own threads (so one game keeps more than one CPU busy)",
             ),
             (
                 "(a4) the same, 4 clients taking turns",
@@ -595,15 +622,16 @@ def main() -> None:
             (
                 "(b) SDK agents, 1 game at a time",
                 f"{sdk * 1e6:8.0f} µs/decision",
-                f"{sdk / rtt:.2f}× (a) [goal ≤ 1.5], {sdk_n} decisions; the game master's own "
-                f"work, (b) - (b0): {(sdk - floor) * 1e6:.0f} µs = {(sdk - floor) / rtt:.2f}× (a)",
+                f"{sdk / rtt:.2f}× (a) [goal ≤ 1.5], {b.decisions} decisions; the game master's "
+                f"own work, (b) - (b0): {(sdk - floor) * 1e6:.0f} µs = {(sdk - floor) / rtt:.2f}× "
+                "(a)",
             )
         )
         rows.append(
             (
                 "    of which request→reply (GM clock)",
-                f"{sdk_seen * 1e6:8.0f} µs/decision",
-                f"{sdk_seen / rtt:.2f}× (a); the rest, {(sdk - sdk_seen) * 1e6:.0f} µs, is the "
+                f"{b.seen * 1e6:8.0f} µs/decision",
+                f"{b.seen / rtt:.2f}× (a); the rest, {(sdk - b.seen) * 1e6:.0f} µs, is the "
                 "GM between a reply and the next request",
             )
         )
@@ -615,12 +643,20 @@ def main() -> None:
                 "opening, joining and ending games",
             )
         )
-        watched, _, watched_n = per_decision(gm.address, SDK_AGENT, games, watch=True)
+        rows.append(
+            (
+                "    the four agents' CPU",
+                f"{b.agents_cpu * 1e6:8.0f} µs/decision",
+                f"the client of (a): {client_cpu * 1e6:.0f} µs/round trip; with the GM's, "
+                f"{(gm_cpu + b.agents_cpu) / sdk:.2f} CPUs busy on average",
+            )
+        )
+        watched = per_decision(gm.address, SDK_AGENT, games, watch=True)
         rows.append(
             (
                 "(b) with a spectator (Watch)",
-                f"{watched * 1e6:8.0f} µs/decision",
-                f"+{(watched - sdk) * 1e6:.0f} µs over (b), {watched_n} decisions",
+                f"{watched.wall * 1e6:8.0f} µs/decision",
+                f"+{(watched.wall - sdk) * 1e6:.0f} µs over (b), {watched.decisions} decisions",
             )
         )
         for c in (1, 2, 4, 8):
@@ -632,13 +668,13 @@ def main() -> None:
                     f"{dps:.0f} decisions/s, agent start-up included",
                 )
             )
-        stdio, _, stdio_n = per_decision(gm.address, STDIO_AGENT, games)
+        stdio = per_decision(gm.address, STDIO_AGENT, games)
         rows.append(
             (
                 "(d) stdio-bridge bots, 1 game at a time",
-                f"{stdio * 1e6:8.0f} µs/decision",
-                f"+{(stdio - sdk) * 1e6:.0f} µs over (b), {stdio / rtt:.2f}× (a), "
-                f"{stdio_n} decisions",
+                f"{stdio.wall * 1e6:8.0f} µs/decision",
+                f"+{(stdio.wall - sdk) * 1e6:.0f} µs over (b), {stdio.wall / rtt:.2f}× (a), "
+                f"{stdio.decisions} decisions",
             )
         )
     finally:

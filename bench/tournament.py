@@ -167,6 +167,7 @@ def _run(
             for key in ("launch_s", "play_s", "stop_s"):
                 phases[key] += timing[key]
     capacity = wall * workers
+    cpu_s = sum(after - before for before, after in zip(cpu_before, cpu_after, strict=True))
     return {
         "workers": workers,
         "sets": len(set_ids),
@@ -176,6 +177,7 @@ def _run(
         "wall_s": wall,
         "games_per_min": 60.0 * games / wall,
         "outside_games": max(0.0, 1.0 - in_game / capacity),
+        "busy_cpus": cpu_s / wall,  # game master, workers and agents together
         "phases_ms": {k: round(1000 * v / max(games, 1), 1) for k, v in phases.items()},
         "cpu_ms": {
             name: round(1000 * (after - before) / max(games, 1), 1)
@@ -214,6 +216,7 @@ def _print_one(r: dict[str, Any]) -> None:
     phases = ", ".join(f"{k} {v}" for k, v in r["phases_ms"].items())
     cpu = ", ".join(f"{k} {v}" for k, v in r["cpu_ms"].items())
     print(f"    per game, wall ms: {phases}; CPU ms: {cpu}", flush=True)
+    print(f"    CPUs kept busy on average: {r['busy_cpus']:.2f} of {os.cpu_count()}", flush=True)
 
 
 def main() -> int:
@@ -269,6 +272,13 @@ def main() -> int:
         return 0
     if len(results) >= 2:
         base = results[0]
+        # The work of a game does not shrink with more workers: k workers can give at most
+        # (CPUs / CPUs one worker keeps busy) times one worker, however well they share.
+        ceiling = (os.cpu_count() or 1) / base["busy_cpus"] if base["busy_cpus"] else 0.0
+        print(
+            f"  {base['workers']} worker(s) kept {base['busy_cpus']:.2f} CPUs busy: on this "
+            f"machine, more workers can give at most {ceiling:.2f}x"
+        )
         for r in results[1:]:
             speedup = r["games_per_min"] / base["games_per_min"]
             print(f"  speedup {r['workers']} vs {base['workers']} worker(s): {speedup:.2f}x")
