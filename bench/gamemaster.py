@@ -9,7 +9,9 @@
 (a4) the ping-pong with four client processes taking turns (what four seats cost by themselves);
 (b0) the decision requests of a recorded game sent to four SDK agents, each reply awaited, by a
     server with no game behind it: the cost of the agents' side, so that (b) - (b0) is what the
-    game master's own work adds;
+    game master's own work adds; and the same with the server keeping its CPU busy, before each
+    request, for as long as (and half as long as) the game master's own work takes in-process:
+    what (b) would be if the game master cost nothing but that work (or half of it);
 (c) games per second with 1, 2, 4, 8 games at once (fresh agent processes per game, as the
     platform plays); (d) the same games as (b) with four stdio-bridge bots.
 The game master runs in its own process (`arena gamemaster`). Per-decision times run from the
@@ -219,16 +221,23 @@ def relay(count: int, request_bytes: int, reply_bytes: int) -> float:
 # ----------------------------------------------------------------------------- (b0) replay
 
 
-def _recorded_game(seed: int) -> tuple[list[bytes], list[tuple[int, bytes]]]:
-    """One game on an in-process GameSession, played as the benchmark's agents play: each
-    seat's Welcome, and every decision request in order as (seat, the bytes it was sent)."""
+@dataclass
+class RecordedGame:
+    welcomes: list[bytes]  # each seat's
+    script: list[tuple[int, bytes]]  # every decision request in order: (seat, bytes sent)
+    work_s: float  # the session's time from each reply to the next request, in all
+
+
+def _recorded_game(seed: int) -> RecordedGame:
+    """One game on an in-process GameSession (no gRPC), played as the benchmark's agents
+    play, and timed: the game master's own work, whole."""
     from arena.game import Game
     from arena.gamemaster.policy import GameLimits
     from arena.gamemaster.session import GameSession
     from arena.rulesets import STANDARD
     from arena.wire import pb
 
-    async def play() -> tuple[list[bytes], list[tuple[int, bytes]]]:
+    async def play() -> RecordedGame:
         session = GameSession("replayed", Game(STANDARD, seed), GameLimits())
         rng = random.Random(seed)
         outboxes: list[list[bytes | None]] = [[], [], [], []]
@@ -239,6 +248,7 @@ def _recorded_game(seed: int) -> tuple[list[bytes], list[tuple[int, bytes]]]:
         while not session.started:  # until the first request is out
             await asyncio.sleep(0)
         script: list[tuple[int, bytes]] = []
+        work_s = 0.0
         while not session.finished:
             seat = session.game.to_act
             pending = session.seats[seat].pending
@@ -251,22 +261,33 @@ def _recorded_game(seed: int) -> tuple[list[bytes], list[tuple[int, bytes]]]:
             reply = pb.AgentMessage(
                 reply=pb.Reply(request_id=pending.request_id, action=str(action))
             )
-            session.on_message(seat, reply.SerializeToString())
+            raw = reply.SerializeToString()
+            start = time.perf_counter()
+            session.on_message(seat, raw)  # applies the reply, sends the next request
+            work_s += time.perf_counter() - start
         await game
-        return [w for w in welcomes if w is not None], script
+        return RecordedGame([w for w in welcomes if w is not None], script, work_s)
 
     return asyncio.run(play())
 
 
-def _replay_server(decisions: int) -> None:
+def game_master_work(games: int) -> float:
+    """Seconds of the game master's own work per decision (in-process, no gRPC)."""
+    recorded = [_recorded_game(seed) for seed in range(games)]
+    return sum(r.work_s for r in recorded) / sum(len(r.script) for r in recorded)
+
+
+def _replay_server(decisions: int, busy_s: float) -> None:
     """Serve Play with no game behind it: welcome the four seats (tokens seat0..seat3), send
     each decision request of a recorded game to its seat and wait for the reply, over and over
-    for at least ``decisions`` decisions, then end the game. Prints the port, then seconds per
-    decision."""
+    for at least ``decisions`` decisions, then end the game; before each request, keep the CPU
+    busy for ``busy_s`` (standing in for a game master's work). Prints the port, then seconds
+    per decision."""
     from arena import wire
     from arena.wire import pb
 
-    welcomes, script = _recorded_game(1)
+    recorded = _recorded_game(1)
+    welcomes, script = recorded.welcomes, recorded.script
     rounds = -(-decisions // len(script))
 
     async def main() -> None:
@@ -293,6 +314,9 @@ def _replay_server(decisions: int) -> None:
         await all_here.wait()
         start = time.perf_counter()
         for seat, request in script * rounds:
+            busy_until = time.perf_counter() + busy_s
+            while time.perf_counter() < busy_until:
+                pass
             await seats[seat].write(request)
             await seats[seat].read()
         print((time.perf_counter() - start) / (len(script) * rounds), flush=True)
@@ -305,10 +329,12 @@ def _replay_server(decisions: int) -> None:
     asyncio.run(main())
 
 
-def replay(decisions: int) -> float:
+def replay(decisions: int, busy_s: float = 0.0) -> float:
     """Seconds per decision of _replay_server with four SDK agents (b0)."""
     server = subprocess.Popen(
-        [PY, str(HERE), "--replay-server", str(decisions)], stdout=subprocess.PIPE, text=True
+        [PY, str(HERE), "--replay-server", str(decisions), repr(busy_s)],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert server.stdout is not None
     address = f"127.0.0.1:{server.stdout.readline().strip()}"
@@ -550,7 +576,7 @@ def main() -> None:
     parser.add_argument("--agent", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--relay-server", nargs=2, type=int, help=argparse.SUPPRESS)
     parser.add_argument("--relay-client", nargs=2, type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--replay-server", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--replay-server", nargs=2, type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server is not None:
         _echo_server(args.echo_server)
@@ -565,7 +591,7 @@ def main() -> None:
         _relay_client(*args.relay_client)
         return
     if args.replay_server:
-        _replay_server(args.replay_server)
+        _replay_server(int(args.replay_server[0]), args.replay_server[1])
         return
     games = 2 if args.quick else args.games
     pings = 500 if args.quick else args.pings
@@ -591,6 +617,8 @@ def main() -> None:
         client_cpu = (client_cpu_before + client_cpu_after) / 2
         turns = relay(pings, reply_bytes, request_bytes)
         floor = replay(pings)
+        work = game_master_work(games)
+        as_busy = {share: replay(pings, work * share) for share in (1.0, 0.5)}
         rows: list[tuple[str, str, str]] = [
             (
                 "(a) raw gRPC ping-pong, 2 processes",
@@ -618,6 +646,16 @@ def main() -> None:
                 "server that does nothing else (what a game master doing no work would cost)",
             )
         )
+        for share, busy in as_busy.items():
+            rows.append(
+                (
+                    f"(b0) with the server busy {share:g}×w first",
+                    f"{busy * 1e6:8.0f} µs/decision",
+                    f"{busy / rtt:.2f}× (a): before each request, the server keeps its CPU busy "
+                    f"for {share:g}×w, w = {work * 1e6:.0f} µs, the game master's own work per "
+                    "decision (measured in-process, no gRPC)",
+                )
+            )
         rows.append(
             (
                 "(b) SDK agents, 1 game at a time",
