@@ -14,6 +14,9 @@
     what (b) would be if the game master cost nothing but that work (or half of it);
 (c) games per second with 1, 2, 4, 8 games at once (fresh agent processes per game, as the
     platform plays); (d) the same games as (b) with four stdio-bridge bots.
+(a), (a4), (b0) and (b) are measured in rounds, each of them once per round, one game of (b) a
+round: every ratio to (a) is taken within a round, and each row gives the median round (the
+load of a shared machine changes within minutes).
 The game master runs in its own process (`arena gamemaster`). Per-decision times run from the
 first message a seat gets after its Welcome (all seats are there) to the last GameEnd, as the
 agents tell (wall clock); (b) is also run with a spectator (a Watch stream) to show its cost.
@@ -31,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -250,12 +253,13 @@ def _recorded_game(seed: int) -> RecordedGame:
         script: list[tuple[int, bytes]] = []
         work_s = 0.0
         while not session.finished:
-            seat = session.game.to_act
-            pending = session.seats[seat].pending
-            assert seat is not None and pending is not None
-            request = outboxes[seat][-1]
+            to_act = session.game.to_act
+            assert to_act is not None
+            pending = session.seats[to_act].pending
+            assert pending is not None
+            request = outboxes[to_act][-1]
             assert request is not None
-            script.append((seat, request))
+            script.append((to_act, request))
             legal = pending.legal
             action = legal.first() if legal.choice is not None else rng.choice(legal.actions)
             reply = pb.AgentMessage(
@@ -263,7 +267,7 @@ def _recorded_game(seed: int) -> RecordedGame:
             )
             raw = reply.SerializeToString()
             start = time.perf_counter()
-            session.on_message(seat, raw)  # applies the reply, sends the next request
+            session.on_message(to_act, raw)  # applies the reply, sends the next request
             work_s += time.perf_counter() - start
         await game
         return RecordedGame([w for w in welcomes if w is not None], script, work_s)
@@ -541,17 +545,78 @@ class PerDecision:
     decisions: int
 
 
-def per_decision(
-    address: str, agent: Sequence[str], games: int, watch: bool = False
-) -> PerDecision:
-    """Per-decision times over ``games`` sequential games."""
-    timings = [play_one(address, agent, seed, watch) for seed in range(games)]
+def summarize(timings: Sequence[GameTiming]) -> PerDecision:
     n = sum(t.decisions for t in timings)
     return PerDecision(
         wall=sum(t.play_s for t in timings) / n,
         seen=sum(t.seen_ms for t in timings) / 1000 / n,
         agents_cpu=sum(t.play_cpu_s for t in timings) / n,
         decisions=n,
+    )
+
+
+def per_decision(
+    address: str, agent: Sequence[str], seeds: Iterable[int], watch: bool = False
+) -> PerDecision:
+    """Per-decision times over one game per seed, one game at a time."""
+    return summarize([play_one(address, agent, seed, watch) for seed in seeds])
+
+
+BUSY_SHARES = (1.0, 0.5)  # of the game master's own work, for (b0) with a busy server
+
+
+@dataclass
+class Round:
+    """Everything compared with (a), measured once, within a minute or so."""
+
+    rtt: float  # (a): seconds per round trip
+    echo_cpu: float  # the echo server's CPU seconds per round trip
+    rtt_cpu: float  # both processes' CPU seconds per round trip
+    turns: float  # (a4): seconds per round trip
+    replayed: dict[float, float]  # (b0) with the server busy share×w: seconds per decision
+    game: GameTiming  # (b): one game
+    gm_cpu: float  # the game master's CPU seconds in that game
+
+    @property
+    def b(self) -> float:
+        return self.game.play_s / self.game.decisions
+
+    @property
+    def b0(self) -> float:
+        return self.replayed[0.0]
+
+
+def measure_round(
+    gm: GameMasterProcess, seed: int, pings: int, sizes: tuple[int, int], work: float
+) -> Round:
+    request_bytes, reply_bytes = sizes
+    rtt, echo_cpu, client_cpu = ping_pong(pings, reply_bytes, request_bytes)
+    gm_cpu = cpu_seconds(gm.proc.pid)
+    game = play_one(gm.address, SDK_AGENT, seed)
+    gm_cpu = cpu_seconds(gm.proc.pid) - gm_cpu
+    turns = relay(pings, reply_bytes, request_bytes)
+    replayed = {share: replay(pings, work * share) for share in (0.0, *BUSY_SHARES)}
+    return Round(rtt, echo_cpu, echo_cpu + client_cpu, turns, replayed, game, gm_cpu)
+
+
+def _median(values: Iterable[float]) -> float:
+    return statistics.median(list(values))
+
+
+def _spread(values: Iterable[float], spec: str = ".0f") -> str:
+    values = list(values)
+    return f"{format(min(values), spec)}–{format(max(values), spec)}"
+
+
+def _vs_a(
+    label: str, unit: str, rounds: Sequence[Round], values: Sequence[float], note: str
+) -> tuple[str, str, str]:
+    """A row: the median of one value per round, and of its ratio to (a) in the same round."""
+    ratios = [value / r.rtt for value, r in zip(values, rounds, strict=True)]
+    return (
+        label,
+        f"{_median(values) * 1e6:8.0f} µs/{unit}",
+        f"{_median(ratios):.2f}× (a) ({_spread(ratios, '.2f')}): {note}",
     )
 
 
@@ -569,7 +634,9 @@ def throughput(address: str, concurrency: int, games: int) -> tuple[float, float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=6, help="games per measurement (default 6)")
+    parser.add_argument(
+        "--games", type=int, default=6, help="rounds, and games per other measurement (default 6)"
+    )
     parser.add_argument("--pings", type=int, default=3000, help="round trips for (a)")
     parser.add_argument("--quick", action="store_true", help="fewer games and round trips")
     parser.add_argument("--echo-server", type=int, help=argparse.SUPPRESS)
@@ -601,95 +668,100 @@ def main() -> None:
         f"grpcio {grpc.__version__}"
     )
     request_bytes, reply_bytes = decision_sizes()
-    # (a) is measured just before and just after (b), and (b) is compared with their mean: on
-    # a shared machine the load changes within minutes, and a ratio of two measurements taken
-    # under different loads means little.
-    rtt_before, echo_cpu_before, client_cpu_before = ping_pong(pings, reply_bytes, request_bytes)
+    work = game_master_work(games)
     gm = GameMasterProcess()
     try:
-        gm_cpu = cpu_seconds(gm.proc.pid)
-        b = per_decision(gm.address, SDK_AGENT, games)
+        # On a shared machine the load changes within minutes, and a ratio of two measurements
+        # taken under different loads means little: so every comparison with (a) is made within
+        # a round, each round measures everything once, and the rows give the median round.
+        rounds = [
+            measure_round(gm, seed, pings, (request_bytes, reply_bytes), work)
+            for seed in range(games)
+        ]
+        b = summarize([r.game for r in rounds])
         sdk = b.wall
-        gm_cpu = (cpu_seconds(gm.proc.pid) - gm_cpu) / b.decisions
-        rtt_after, echo_cpu_after, client_cpu_after = ping_pong(pings, reply_bytes, request_bytes)
-        rtt = (rtt_before + rtt_after) / 2
-        echo_cpu = (echo_cpu_before + echo_cpu_after) / 2
-        client_cpu = (client_cpu_before + client_cpu_after) / 2
-        turns = relay(pings, reply_bytes, request_bytes)
-        floor = replay(pings)
-        work = game_master_work(games)
-        as_busy = {share: replay(pings, work * share) for share in (1.0, 0.5)}
+        rtt = _median(r.rtt for r in rounds)
         rows: list[tuple[str, str, str]] = [
             (
                 "(a) raw gRPC ping-pong, 2 processes",
                 f"{rtt * 1e6:8.0f} µs/round trip",
-                f"{pings} trips before (b) and after: {rtt_before * 1e6:.0f} and "
-                f"{rtt_after * 1e6:.0f} µs; {request_bytes} B down / {reply_bytes} B up",
+                f"{pings} trips in each of {len(rounds)} rounds: "
+                f"{_spread(r.rtt * 1e6 for r in rounds)} µs; "
+                f"{request_bytes} B down / {reply_bytes} B up",
             ),
             (
                 "    CPU of both processes (user + system)",
-                f"{(echo_cpu + client_cpu) * 1e6:8.0f} µs/round trip",
-                f"{(echo_cpu + client_cpu) / rtt:.2f} CPUs busy on average, though only one side "
-                "works at a time: gRPC's own threads (so one game keeps more than one CPU busy)",
+                f"{_median(r.rtt_cpu for r in rounds) * 1e6:8.0f} µs/round trip",
+                f"{_median(r.rtt_cpu / r.rtt for r in rounds):.2f} CPUs busy on average, though "
+                "only one side works at a time: gRPC's own threads (so one game keeps more than "
+                "one CPU busy)",
             ),
-            (
+            _vs_a(
                 "(a4) the same, 4 clients taking turns",
-                f"{turns * 1e6:8.0f} µs/round trip",
-                f"{turns / rtt:.2f}× (a): four processes taking turns, no game master work",
+                "round trip",
+                rounds,
+                [r.turns for r in rounds],
+                "four processes taking turns, no game master work",
+            ),
+            _vs_a(
+                "(b0) no game: requests replayed to SDK agents",
+                "decision",
+                rounds,
+                [r.b0 for r in rounds],
+                "a recorded game's requests sent to 4 SDK agents by a server that does nothing "
+                "else (what a game master doing no work would cost)",
             ),
         ]
-        rows.append(
-            (
-                "(b0) no game: requests replayed to SDK agents",
-                f"{floor * 1e6:8.0f} µs/decision",
-                f"{floor / rtt:.2f}× (a): a recorded game's requests sent to 4 SDK agents by a "
-                "server that does nothing else (what a game master doing no work would cost)",
-            )
-        )
-        for share, busy in as_busy.items():
+        for share in BUSY_SHARES:
             rows.append(
-                (
+                _vs_a(
                     f"(b0) with the server busy {share:g}×w first",
-                    f"{busy * 1e6:8.0f} µs/decision",
-                    f"{busy / rtt:.2f}× (a): before each request, the server keeps its CPU busy "
-                    f"for {share:g}×w, w = {work * 1e6:.0f} µs, the game master's own work per "
-                    "decision (measured in-process, no gRPC)",
+                    "decision",
+                    rounds,
+                    [r.replayed[share] for r in rounds],
+                    f"before each request, the server keeps its CPU busy for {share:g}×w, "
+                    f"w = {work * 1e6:.0f} µs, the game master's own work per decision "
+                    "(measured in-process, no gRPC)",
                 )
             )
+        own = [(r.b - r.b0) / r.rtt for r in rounds]
         rows.append(
-            (
+            _vs_a(
                 "(b) SDK agents, 1 game at a time",
-                f"{sdk * 1e6:8.0f} µs/decision",
-                f"{sdk / rtt:.2f}× (a) [goal ≤ 1.5], {b.decisions} decisions; the game master's "
-                f"own work, (b) - (b0): {(sdk - floor) * 1e6:.0f} µs = {(sdk - floor) / rtt:.2f}× "
-                "(a)",
+                "decision",
+                rounds,
+                [r.b for r in rounds],
+                f"[goal ≤ 1.5], {b.decisions} decisions; the game master's own work, (b) - (b0): "
+                f"{_median(own):.2f}× (a) ({_spread(own, '.2f')})",
             )
         )
         rows.append(
             (
                 "    of which request→reply (GM clock)",
                 f"{b.seen * 1e6:8.0f} µs/decision",
-                f"{b.seen / rtt:.2f}× (a); the rest, {(sdk - b.seen) * 1e6:.0f} µs, is the "
-                "GM between a reply and the next request",
+                f"the rest, {(sdk - b.seen) * 1e6:.0f} µs, is the GM between a reply and the "
+                "next request",
             )
         )
+        gm_cpu = sum(r.gm_cpu for r in rounds) / b.decisions
         rows.append(
             (
                 "    GM process CPU (user + system)",
                 f"{gm_cpu * 1e6:8.0f} µs/decision",
-                f"the echo server of (a): {echo_cpu * 1e6:.0f} µs/round trip; the GM's includes "
-                "opening, joining and ending games",
+                f"the echo server of (a): {_median(r.echo_cpu for r in rounds) * 1e6:.0f} µs/round "
+                "trip; the GM's includes opening, joining and ending games",
             )
         )
         rows.append(
             (
                 "    the four agents' CPU",
                 f"{b.agents_cpu * 1e6:8.0f} µs/decision",
-                f"the client of (a): {client_cpu * 1e6:.0f} µs/round trip; with the GM's, "
-                f"{(gm_cpu + b.agents_cpu) / sdk:.2f} CPUs busy on average",
+                f"the client of (a): {_median(r.rtt_cpu - r.echo_cpu for r in rounds) * 1e6:.0f} "
+                f"µs/round trip; with the GM's, {(gm_cpu + b.agents_cpu) / sdk:.2f} CPUs busy "
+                "on average",
             )
         )
-        watched = per_decision(gm.address, SDK_AGENT, games, watch=True)
+        watched = per_decision(gm.address, SDK_AGENT, range(games), watch=True)
         rows.append(
             (
                 "(b) with a spectator (Watch)",
@@ -706,12 +778,13 @@ def main() -> None:
                     f"{dps:.0f} decisions/s, agent start-up included",
                 )
             )
-        stdio = per_decision(gm.address, STDIO_AGENT, games)
+        stdio = per_decision(gm.address, STDIO_AGENT, range(games))
         rows.append(
             (
                 "(d) stdio-bridge bots, 1 game at a time",
                 f"{stdio.wall * 1e6:8.0f} µs/decision",
-                f"+{(stdio.wall - sdk) * 1e6:.0f} µs over (b), {stdio.wall / rtt:.2f}× (a), "
+                f"+{(stdio.wall - sdk) * 1e6:.0f} µs over (b), "
+                f"{stdio.wall / _median(r.rtt for r in rounds):.2f}× (a), "
                 f"{stdio.decisions} decisions",
             )
         )
