@@ -574,12 +574,8 @@ class Round:
     rtt_cpu: float  # both processes' CPU seconds per round trip
     turns: float  # (a4): seconds per round trip
     replayed: dict[float, float]  # (b0) with the server busy share×w: seconds per decision
-    game: GameTiming  # (b): one game
-    gm_cpu: float  # the game master's CPU seconds in that game
-
-    @property
-    def b(self) -> float:
-        return self.game.play_s / self.game.decisions
+    b: PerDecision  # (b): one game
+    gm_cpu: float  # the game master's CPU seconds per decision in that game
 
     @property
     def b0(self) -> float:
@@ -592,11 +588,11 @@ def measure_round(
     request_bytes, reply_bytes = sizes
     rtt, echo_cpu, client_cpu = ping_pong(pings, reply_bytes, request_bytes)
     gm_cpu = cpu_seconds(gm.proc.pid)
-    game = play_one(gm.address, SDK_AGENT, seed)
-    gm_cpu = cpu_seconds(gm.proc.pid) - gm_cpu
+    b = per_decision(gm.address, SDK_AGENT, [seed])
+    gm_cpu = (cpu_seconds(gm.proc.pid) - gm_cpu) / b.decisions
     turns = relay(pings, reply_bytes, request_bytes)
     replayed = {share: replay(pings, work * share) for share in (0.0, *BUSY_SHARES)}
-    return Round(rtt, echo_cpu, echo_cpu + client_cpu, turns, replayed, game, gm_cpu)
+    return Round(rtt, echo_cpu, echo_cpu + client_cpu, turns, replayed, b, gm_cpu)
 
 
 def _median(values: Iterable[float]) -> float:
@@ -678,8 +674,7 @@ def main() -> None:
             measure_round(gm, seed, pings, (request_bytes, reply_bytes), work)
             for seed in range(games)
         ]
-        b = summarize([r.game for r in rounds])
-        sdk = b.wall
+        sdk = _median(r.b.wall for r in rounds)
         rtt = _median(r.rtt for r in rounds)
         rows: list[tuple[str, str, str]] = [
             (
@@ -724,30 +719,30 @@ def main() -> None:
                     "(measured in-process, no gRPC)",
                 )
             )
-        own = [(r.b - r.b0) / r.rtt for r in rounds]
+        own = [(r.b.wall - r.b0) / r.rtt for r in rounds]
         rows.append(
             _vs_a(
                 "(b) SDK agents, 1 game at a time",
                 "decision",
                 rounds,
-                [r.b for r in rounds],
-                f"[goal ≤ 1.5], {b.decisions} decisions; the game master's own work, (b) - (b0): "
+                [r.b.wall for r in rounds],
+                f"[goal ≤ 1.5], {sum(r.b.decisions for r in rounds)} decisions; the game "
+                "master's own work, (b) - (b0): "
                 f"{_median(own):.2f}× (a) ({_spread(own, '.2f')})",
             )
         )
         rows.append(
             (
                 "    of which request→reply (GM clock)",
-                f"{b.seen * 1e6:8.0f} µs/decision",
-                f"the rest, {(sdk - b.seen) * 1e6:.0f} µs, is the GM between a reply and the "
-                "next request",
+                f"{_median(r.b.seen for r in rounds) * 1e6:8.0f} µs/decision",
+                f"the rest, {_median(r.b.wall - r.b.seen for r in rounds) * 1e6:.0f} µs, is the "
+                "GM between a reply and the next request",
             )
         )
-        gm_cpu = sum(r.gm_cpu for r in rounds) / b.decisions
         rows.append(
             (
                 "    GM process CPU (user + system)",
-                f"{gm_cpu * 1e6:8.0f} µs/decision",
+                f"{_median(r.gm_cpu for r in rounds) * 1e6:8.0f} µs/decision",
                 f"the echo server of (a): {_median(r.echo_cpu for r in rounds) * 1e6:.0f} µs/round "
                 "trip; the GM's includes opening, joining and ending games",
             )
@@ -755,10 +750,11 @@ def main() -> None:
         rows.append(
             (
                 "    the four agents' CPU",
-                f"{b.agents_cpu * 1e6:8.0f} µs/decision",
+                f"{_median(r.b.agents_cpu for r in rounds) * 1e6:8.0f} µs/decision",
                 f"the client of (a): {_median(r.rtt_cpu - r.echo_cpu for r in rounds) * 1e6:.0f} "
-                f"µs/round trip; with the GM's, {(gm_cpu + b.agents_cpu) / sdk:.2f} CPUs busy "
-                "on average",
+                "µs/round trip; with the GM's, "
+                f"{_median((r.gm_cpu + r.b.agents_cpu) / r.b.wall for r in rounds):.2f} CPUs "
+                "busy on average",
             )
         )
         watched = per_decision(gm.address, SDK_AGENT, range(games), watch=True)
@@ -766,7 +762,7 @@ def main() -> None:
             (
                 "(b) with a spectator (Watch)",
                 f"{watched.wall * 1e6:8.0f} µs/decision",
-                f"+{(watched.wall - sdk) * 1e6:.0f} µs over (b), {watched.decisions} decisions",
+                f"{(watched.wall - sdk) * 1e6:+.0f} µs over (b), {watched.decisions} decisions",
             )
         )
         for c in (1, 2, 4, 8):
@@ -783,8 +779,8 @@ def main() -> None:
             (
                 "(d) stdio-bridge bots, 1 game at a time",
                 f"{stdio.wall * 1e6:8.0f} µs/decision",
-                f"+{(stdio.wall - sdk) * 1e6:.0f} µs over (b), "
-                f"{stdio.wall / _median(r.rtt for r in rounds):.2f}× (a), "
+                f"{(stdio.wall - sdk) * 1e6:+.0f} µs over (b), "
+                f"{stdio.wall / rtt:.2f}× (a), "
                 f"{stdio.decisions} decisions",
             )
         )
