@@ -67,15 +67,16 @@ def _tree(pid: int) -> list[int]:
     """The process and its descendants (those that end meanwhile are left out)."""
     out = [pid]
     try:
-        children = [
-            int(child)
-            for task in Path(f"/proc/{pid}/task").iterdir()
-            for child in (task / "children").read_text().split()
-        ]
-    except OSError:  # the process, or one of its threads, ended while we looked
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:  # the process ended while we looked
         return out
-    for child in children:
-        out += _tree(child)
+    for task in tasks:
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:  # this thread ended while we looked: the others still count
+            continue
+        for child in children:
+            out += _tree(int(child))
     return out
 
 
