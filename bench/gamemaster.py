@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -616,13 +617,21 @@ def _vs_a(
     )
 
 
-def throughput(address: str, concurrency: int, games: int) -> tuple[float, float]:
-    """Games per second and decisions per second with ``concurrency`` games in flight."""
-    start = time.perf_counter()
+def ended_children_cpu() -> float:
+    """CPU seconds used by this process's children that have ended and been waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def throughput(gm: GameMasterProcess, concurrency: int, games: int) -> tuple[float, float, float]:
+    """Games per second, decisions per second, and CPUs kept busy by the game master and the
+    agents (start-up included), with ``concurrency`` games in flight."""
+    start, cpu = time.perf_counter(), cpu_seconds(gm.proc.pid) + ended_children_cpu()
     with ThreadPoolExecutor(concurrency) as pool:
-        timings = list(pool.map(lambda s: play_one(address, SDK_AGENT, 1000 + s), range(games)))
+        timings = list(pool.map(lambda s: play_one(gm.address, SDK_AGENT, 1000 + s), range(games)))
     elapsed = time.perf_counter() - start
-    return games / elapsed, sum(t.decisions for t in timings) / elapsed
+    cpu = cpu_seconds(gm.proc.pid) + ended_children_cpu() - cpu
+    return games / elapsed, sum(t.decisions for t in timings) / elapsed, cpu / elapsed
 
 
 # ----------------------------------------------------------------------------- report
@@ -766,12 +775,13 @@ def main() -> None:
             )
         )
         for c in (1, 2, 4, 8):
-            gps, dps = throughput(gm.address, c, max(games, 2 * c))
+            gps, dps, busy = throughput(gm, c, max(games, 2 * c))
             rows.append(
                 (
                     f"(c) {c} game(s) at once",
                     f"{gps:8.2f} games/s",
-                    f"{dps:.0f} decisions/s, agent start-up included",
+                    f"{dps:.0f} decisions/s, agent start-up included; {busy:.2f} of "
+                    f"{os.cpu_count()} CPUs busy (game master and agents)",
                 )
             )
         stdio = per_decision(gm.address, STDIO_AGENT, range(games))
