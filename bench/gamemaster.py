@@ -665,6 +665,8 @@ def main() -> None:
     if args.replay_server:
         _replay_server(int(args.replay_server[0]), args.replay_server[1])
         return
+    if args.games < 1 or args.pings < 1:
+        parser.error("--games and --pings must be at least 1")
     games = 2 if args.quick else args.games
     pings = 500 if args.quick else args.pings
 

@@ -158,7 +158,7 @@ def _run(
     for set_id in set_ids:
         job = fetch_job(connection, set_id)
         result = job.return_value() if job is not None else None
-        if not isinstance(result, dict):
+        if job is None or not isinstance(result, dict):
             continue
         if job.started_at and job.ended_at:
             phases["job_s"] += (job.ended_at - job.started_at).total_seconds()
@@ -233,7 +233,12 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     ruleset = json.dumps({"name": "standard", "max_hands": args.hands})
-    counts = [int(x) for x in args.workers.split(",")]
+    try:
+        counts = [int(x) for x in args.workers.split(",")]
+    except ValueError:
+        parser.error(f"--workers takes worker counts separated by commas, not {args.workers!r}")
+    if args.sets < 1 or args.hands < 1 or min(counts) < 1:
+        parser.error("--sets, --hands and every worker count must be at least 1")
     if not args.json:
         setup = f"{args.sets} sets per pair, max_hands {args.hands}, {os.cpu_count()} CPUs"
         print(f"round robin of {args.bots}, {setup}", flush=True)
