@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,24 +202,30 @@ def _relay_client(port: int, request_bytes: int) -> None:
     asyncio.run(main())
 
 
-def relay(count: int, request_bytes: int, reply_bytes: int) -> float:
-    """Seconds per round trip with four client processes taking turns (a4)."""
-    server = subprocess.Popen(
-        [PY, str(HERE), "--relay-server", str(reply_bytes), str(count)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+def _timed_by_server(
+    server_args: Sequence[str], start_client: Callable[[str, int], subprocess.Popen[bytes]]
+) -> float:
+    """Run one of this file's servers (it prints its port, then the seconds per exchange once
+    done) with four clients, ``start_client(port, index)``; the seconds it printed."""
+    server = subprocess.Popen([PY, str(HERE), *server_args], stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None
     port = server.stdout.readline().strip()
-    clients = [
-        subprocess.Popen([PY, str(HERE), "--relay-client", port, str(request_bytes)])
-        for _ in range(4)
-    ]
+    clients = [start_client(port, index) for index in range(4)]
     seconds = float(server.stdout.readline())
     server.wait(30)
-    for c in clients:
-        c.wait(30)
+    for client in clients:
+        client.wait(30)
     return seconds
+
+
+def relay(count: int, request_bytes: int, reply_bytes: int) -> float:
+    """Seconds per round trip with four client processes taking turns (a4)."""
+    return _timed_by_server(
+        ["--relay-server", str(reply_bytes), str(count)],
+        lambda port, _: subprocess.Popen(
+            [PY, str(HERE), "--relay-client", port, str(request_bytes)]
+        ),
+    )
 
 
 # ----------------------------------------------------------------------------- (b0) replay
@@ -336,27 +342,20 @@ def _replay_server(decisions: int, busy_s: float) -> None:
 
 def replay(decisions: int, busy_s: float = 0.0) -> float:
     """Seconds per decision of _replay_server with four SDK agents (b0)."""
-    server = subprocess.Popen(
-        [PY, str(HERE), "--replay-server", str(decisions), repr(busy_s)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    address = f"127.0.0.1:{server.stdout.readline().strip()}"
     with tempfile.TemporaryDirectory(prefix="bench-replay-") as tmp:
-        env = dict(os.environ, ARENA_GAME_MASTER=address, PYTHONPATH=str(REPO))
-        agents = [
-            subprocess.Popen(
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        return _timed_by_server(
+            ["--replay-server", str(decisions), repr(busy_s)],
+            lambda port, seat: subprocess.Popen(
                 list(SDK_AGENT),
-                env={**env, "ARENA_SEAT_TOKEN": f"seat{seat}", "BENCH_TIMES": f"{tmp}/{seat}"},
-            )
-            for seat in range(4)
-        ]
-        seconds = float(server.stdout.readline())
-        server.wait(30)
-        for agent in agents:
-            agent.wait(30)
-    return seconds
+                env={
+                    **env,
+                    "ARENA_GAME_MASTER": f"127.0.0.1:{port}",
+                    "ARENA_SEAT_TOKEN": f"seat{seat}",
+                    "BENCH_TIMES": f"{tmp}/{seat}",
+                },
+            ),
+        )
 
 
 def decision_sizes() -> tuple[int, int]:
