@@ -184,8 +184,8 @@ def main() -> None:
 
     print(f"decision path: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
     sizes = decision_sizes()
-    # Each round: (a), then one game, so that each ratio compares times taken minutes apart at
-    # most (a shared machine's load changes within minutes).
+    # Each round: (a), then one game, so that each ratio compares times taken seconds apart (a
+    # shared machine's load changes within minutes).
     rounds = [(ping_pong(PINGS, *sizes)[0], traced_game(seed)) for seed in range(args.games)]
     rtt = statistics.median(r for r, _ in rounds)
     decisions = sum(s.decisions for _, s in rounds)
