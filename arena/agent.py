@@ -159,7 +159,7 @@ async def _play(seat: _Seat, address: str, connect_timeout: float) -> SeatResult
         while True:
             try:
                 return await _play_stream(stub, seat)
-            except _NotConnected as exc:
+            except GameMasterUnreachable as exc:
                 # The stream is opened at once, without first waiting for the channel to be
                 # ready (a game master is almost always there); only when that finds none does
                 # the agent wait for one, up to the connect timeout.
@@ -167,10 +167,6 @@ async def _play(seat: _Seat, address: str, connect_timeout: float) -> SeatResult
                     raise GameMasterUnreachable(
                         f"no game master at {address} (waited {connect_timeout:g} s: {exc})"
                     ) from None
-
-
-class _NotConnected(Exception):
-    """The stream failed as UNAVAILABLE before the game master said anything."""
 
 
 async def _wait_for_channel(channel: grpc.aio.Channel, deadline: float) -> bool:
@@ -214,17 +210,24 @@ async def _play_stream(stub: grpc.aio.StreamStreamMultiCallable, seat: _Seat) ->
                 assert welcome is not None
                 return SeatResult(welcome.game_id, welcome.seat, welcome.team, msg.game_end, faults)
     except grpc.RpcError as exc:
-        code, details = exc.code(), exc.details() or ""
-        if welcome is None and code in REFUSALS:
-            raise SeatRefused(code, details) from None
-        if welcome is None and code is grpc.StatusCode.UNAVAILABLE:
-            raise _NotConnected(details) from None
-        raise ConnectionLost(f"{code.name}: {details}") from None
+        raise stream_failure(exc, welcomed=welcome is not None) from None
     except asyncio.InvalidStateError:  # a write after the game master ended the stream
         pass
     finally:
         call.cancel()
     raise ConnectionLost("the game master ended the stream before the game ended")
+
+
+def stream_failure(exc: grpc.RpcError, *, welcomed: bool) -> AgentError:
+    """What a Play stream that failed with ``exc`` means for the seat. Before the Welcome: the
+    seat was refused, or no game master answered (UNAVAILABLE); after it: the game master was
+    lost mid-game."""
+    code, details = exc.code(), exc.details() or ""
+    if not welcomed and code in REFUSALS:
+        return SeatRefused(code, details)
+    if not welcomed and code is grpc.StatusCode.UNAVAILABLE:
+        return GameMasterUnreachable(details)
+    return ConnectionLost(f"{code.name}: {details}")
 
 
 def fault_text(notice: pb.FaultNotice) -> str:

@@ -27,8 +27,10 @@ from arena.agent import (
     EXIT_LOST,
     EXIT_REFUSED,
     EXIT_UNREACHABLE,
-    REFUSALS,
+    GameMasterUnreachable,
+    SeatRefused,
     fault_text,
+    stream_failure,
 )
 from arena.bridge import messages
 from arena.wire import pb
@@ -199,16 +201,16 @@ class StdioBridge:
                     if kind == "game_end":
                         break
             except grpc.RpcError as exc:
-                code, details = exc.code(), exc.details() or ""
-                if not welcomed and code in REFUSALS:
-                    self._say(f"game master refused the seat token: {code.name}: {details}")
+                failure = stream_failure(exc, welcomed=welcomed)
+                if isinstance(failure, SeatRefused):
+                    self._say(f"game master refused the seat token: {failure}")
                     return EXIT_REFUSED
-                if not welcomed and code is grpc.StatusCode.UNAVAILABLE:
-                    self._say(f"cannot reach the game master at {address}: {details}")
+                if isinstance(failure, GameMasterUnreachable):
+                    self._say(f"cannot reach the game master at {address}: {failure}")
                     return EXIT_UNREACHABLE
                 if self._died_early:
                     return EXIT_BOT
-                self._say(f"lost the game master mid-game: {code.name}: {details}")
+                self._say(f"lost the game master mid-game: {failure}")
                 return EXIT_LOST
             finally:
                 if relay is not None:
