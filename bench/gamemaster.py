@@ -87,11 +87,12 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
-def ping_pong(count: int, request_bytes: int, reply_bytes: int) -> tuple[float, float, float]:
+def ping_pong(count: int, down_bytes: int, up_bytes: int) -> tuple[float, float, float]:
     """Seconds per round trip on one bidirectional stream between two processes, and the
-    echo server's and the client's CPU seconds per round trip."""
+    echo server's and the client's CPU seconds per round trip. Sizes as in a game: the client
+    sends ``up_bytes`` (a reply), the server answers ``down_bytes`` (a decision request)."""
     server = subprocess.Popen(
-        [PY, str(HERE), "--echo-server", str(reply_bytes)],
+        [PY, str(HERE), "--echo-server", str(down_bytes)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -99,7 +100,7 @@ def ping_pong(count: int, request_bytes: int, reply_bytes: int) -> tuple[float, 
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
-        return asyncio.run(_ping(port, server.pid, count, request_bytes))
+        return asyncio.run(_ping(port, server.pid, count, up_bytes))
     finally:
         if server.stdin is not None:
             server.stdin.close()
@@ -218,13 +219,12 @@ def _timed_by_server(
     return seconds
 
 
-def relay(count: int, request_bytes: int, reply_bytes: int) -> float:
-    """Seconds per round trip with four client processes taking turns (a4)."""
+def relay(count: int, down_bytes: int, up_bytes: int) -> float:
+    """Seconds per round trip with four client processes taking turns (a4); sizes as in
+    ping_pong."""
     return _timed_by_server(
-        ["--relay-server", str(reply_bytes), str(count)],
-        lambda port, _: subprocess.Popen(
-            [PY, str(HERE), "--relay-client", port, str(request_bytes)]
-        ),
+        ["--relay-server", str(down_bytes), str(count)],
+        lambda port, _: subprocess.Popen([PY, str(HERE), "--relay-client", port, str(up_bytes)]),
     )
 
 
@@ -585,12 +585,11 @@ class Round:
 def measure_round(
     gm: GameMasterProcess, seed: int, pings: int, sizes: tuple[int, int], work: float
 ) -> Round:
-    request_bytes, reply_bytes = sizes
-    rtt, echo_cpu, client_cpu = ping_pong(pings, reply_bytes, request_bytes)
+    rtt, echo_cpu, client_cpu = ping_pong(pings, *sizes)
     gm_cpu = cpu_seconds(gm.proc.pid)
     b = per_decision(gm.address, SDK_AGENT, [seed])
     gm_cpu = (cpu_seconds(gm.proc.pid) - gm_cpu) / b.decisions
-    turns = relay(pings, reply_bytes, request_bytes)
+    turns = relay(pings, *sizes)
     replayed = {share: replay(pings, work * share) for share in (0.0, *BUSY_SHARES)}
     return Round(rtt, echo_cpu, echo_cpu + client_cpu, turns, replayed, b, gm_cpu)
 
