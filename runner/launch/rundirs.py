@@ -39,6 +39,8 @@ class RunDirs:
         self._wanted = threading.Semaphore(ahead)  # one permit per directory to make
         self._lock = threading.Lock()
         self._filler: threading.Thread | None = None
+        self._making = threading.Lock()  # held by the filler while it makes and queues one
+        self._discarded = False
         self._pid = os.getpid()
         atexit.register(self.discard)
 
@@ -59,6 +61,8 @@ class RunDirs:
         """Remove the directories made and not taken (at exit)."""
         if os.getpid() != self._pid:
             return  # a forked child's copy: the directories are its parent's
+        with self._making:  # the one being made, if any, is queued first; none after it
+            self._discarded = True
         while True:
             try:
                 shutil.rmtree(self._ready.get_nowait(), ignore_errors=True)
@@ -68,10 +72,13 @@ class RunDirs:
     def _fill(self) -> None:
         while True:
             self._wanted.acquire()
-            try:
-                self._ready.put(make_run_dir(self._parent))
-            except OSError:
-                return  # disk full or the like: take() makes its own, and raises why
+            with self._making:
+                if self._discarded:
+                    return
+                try:
+                    self._ready.put(make_run_dir(self._parent))
+                except OSError:
+                    return  # disk full or the like: take() makes its own, and raises why
 
 
 _shared = RunDirs()
