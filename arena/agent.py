@@ -186,10 +186,12 @@ async def _play_stream(stub: grpc.aio.StreamStreamMultiCallable, seat: _Seat) ->
     """One Play stream, from Hello to GameEnd."""
     call = stub()
     welcome: pb.Welcome | None = None
+    hello_sent = False
     faults = 0
     on_event = seat.on_event
     try:
         await call.write(seat.hello)
+        hello_sent = True
         while (msg := await call.read()) is not grpc.aio.EOF:
             if seat.on_message is not None:
                 seat.on_message(msg)
@@ -210,7 +212,7 @@ async def _play_stream(stub: grpc.aio.StreamStreamMultiCallable, seat: _Seat) ->
                 assert welcome is not None
                 return SeatResult(welcome.game_id, welcome.seat, welcome.team, msg.game_end, faults)
     except grpc.RpcError as exc:
-        raise stream_failure(exc, welcomed=welcome is not None) from None
+        raise stream_failure(exc, hello_sent=hello_sent, welcomed=welcome is not None) from None
     except asyncio.InvalidStateError:  # a write after the game master ended the stream
         pass
     finally:
@@ -218,15 +220,17 @@ async def _play_stream(stub: grpc.aio.StreamStreamMultiCallable, seat: _Seat) ->
     raise ConnectionLost("the game master ended the stream before the game ended")
 
 
-def stream_failure(exc: grpc.RpcError, *, welcomed: bool) -> AgentError:
-    """What a Play stream that failed with ``exc`` means for the seat. Before the Welcome: the
-    seat was refused, or no game master answered (UNAVAILABLE); after it: the game master was
-    lost mid-game."""
+def stream_failure(exc: grpc.RpcError, *, hello_sent: bool, welcomed: bool) -> AgentError:
+    """What a Play stream that failed with ``exc`` means for the seat: no game master answered
+    (UNAVAILABLE before the Hello could be sent: nothing to connect to), the seat was refused
+    (before the Welcome), or else the game master was lost. A Hello sent means a connection was
+    made: a game master killed before the agent read its Welcome (a reset drops what was not
+    read) is lost, not a game master to wait for."""
     code, details = exc.code(), exc.details() or ""
+    if not hello_sent and code is grpc.StatusCode.UNAVAILABLE:
+        return GameMasterUnreachable(details)
     if not welcomed and code in REFUSALS:
         return SeatRefused(code, details)
-    if not welcomed and code is grpc.StatusCode.UNAVAILABLE:
-        return GameMasterUnreachable(details)
     return ConnectionLost(f"{code.name}: {details}")
 
 

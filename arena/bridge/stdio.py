@@ -201,7 +201,7 @@ class StdioBridge:
                     if kind == "game_end":
                         break
             except grpc.RpcError as exc:
-                failure = stream_failure(exc, welcomed=welcomed)
+                failure = stream_failure(exc, hello_sent=relay is not None, welcomed=welcomed)
                 if isinstance(failure, SeatRefused):
                     self._say(f"game master refused the seat token: {failure}")
                     return EXIT_REFUSED

@@ -190,6 +190,36 @@ def test_sdk_reports_a_missing_game_master(monkeypatch, capsys) -> None:
     assert "cannot reach the game master" in capsys.readouterr().err
 
 
+def test_sdk_whose_hello_went_out_does_not_wait_for_a_game_master_that_then_fails() -> None:
+    """UNAVAILABLE after the Hello was sent (as from a game master killed before the agent read
+    its Welcome: a reset drops what was not read) is a lost game master, said at once; only a
+    stream that could not even send its Hello waits for a game master to come."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from arena import agent
+    from sample_agents.random_bot import RandomPlayer
+
+    def play(requests, context):  # type: ignore[no-untyped-def]
+        next(requests)  # the Hello
+        context.abort(grpc.StatusCode.UNAVAILABLE, "gone")
+
+    server = grpc.server(ThreadPoolExecutor(2))
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                wire.SERVICE, {"Play": grpc.stream_stream_rpc_method_handler(play)}
+            ),
+        )
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with pytest.raises(agent.ConnectionLost, match="UNAVAILABLE: gone"):
+            agent.play(RandomPlayer(), f"127.0.0.1:{port}", "tok", connect_timeout=5)
+    finally:
+        server.stop(0)
+
+
 def test_sdk_started_before_its_game_master_waits_for_it_and_then_speaks_to_it() -> None:
     import socket
     import threading
