@@ -206,14 +206,17 @@ class _DeathWatch:
                 continue
             self._watched.discard(seat)
             try:
-                self._client.forfeit_seat(self._game_id, seat, gone)
+                outcome = self._client.forfeit_seat(self._game_id, seat, gone)
             except Exception as exc:  # the connect deadline still ends the game
                 # Refused if the seat connected (the game master sees its agent go by
-                # itself) or the game is over: nothing to report.
+                # itself) or the game is unknown: nothing to report.
                 if not (isinstance(exc, GameMasterError) and exc.code() in _FORFEIT_REFUSALS):
                     log.warning("game %s: ForfeitSeat(%d) failed: %s", self._game_id, seat, exc)
                 continue
-            log.info("game %s: seat %d forfeited: %s", self._game_id, seat, gone)
+            # The game may have ended by itself just before (an agent exits once it has its
+            # GameEnd): then ForfeitSeat returns that result and nobody forfeited.
+            if outcome.reason == "forfeit" and outcome.forfeit_seat == seat:
+                log.info("game %s: seat %d forfeited: %s", self._game_id, seat, gone)
             self._watched.clear()  # the game is over
             return
 

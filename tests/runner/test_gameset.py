@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 import tomllib
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from arena.config import Limits
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import GameResult
-from runner.gameset import CONNECT_MS, Launchers, SeatBot, play_game
+from runner.gameset import CONNECT_MS, Launchers, SeatBot, _DeathWatch, play_game
 from runner.launch import AgentLimits, AgentSpec, LaunchError, RunningAgent
 from tests.runner.conftest import BOTS, QUICK, SAMPLE_BOTS
 
@@ -72,3 +73,37 @@ def test_a_bot_that_cannot_be_started_forfeits_at_once(game_master: str, tmp_pat
     assert elapsed < CONNECT_MS / 1000 / 4, f"{elapsed:.1f} s: waited for the connect deadline?"
     assert result.reason == "forfeit" and result.forfeit_seat == 1
     assert any(f.seat == 1 and "could not be started" in f.detail for f in result.faults)
+
+
+def test_an_agent_that_exits_after_its_game_ended_is_not_logged_as_forfeiting(
+    game_master: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # An agent exits as soon as it has its GameEnd, which may be before the worker hears the
+    # game ended: its death watch must not then report a forfeit that never happened.
+    launcher = Launchers.default(tmp_path / "logs").process
+    caplog.set_level(logging.INFO, logger="runner.gameset")
+    with GameMasterClient(game_master) as client:
+        results = []
+        for end_first in (True, False):
+            opened = client.open_game(QUICK, 7, game_id=f"test-deathwatch-{time.time_ns()}")
+            if end_first:
+                client.abort_game(opened.game_id)
+            spec = AgentSpec(
+                command=("sh", "-c", "exit 0"),
+                directory=tmp_path,
+                game_master=game_master,
+                seat_token=opened.tokens[0],
+                label=f"deathwatch-{end_first}",
+            )
+            agent = launcher.launch(spec)
+            assert agent.wait(10) == 0
+            _DeathWatch(client, opened.game_id, [agent, None, None, None], {}).check()
+            results.append(client.await_game(opened.game_id, timeout=10))
+    aborted, forfeited = results
+    assert aborted.reason == "aborted" and aborted.forfeit_seat is None
+    assert forfeited.reason == "forfeit" and forfeited.forfeit_seat == 0
+    logged = [r.getMessage() for r in caplog.records if "forfeited" in r.getMessage()]
+    assert logged == [
+        f"game {forfeited.game_id}: seat 0 forfeited: crash: the agent exited "
+        "with code 0 before connecting"
+    ]
