@@ -281,6 +281,6 @@ def _verify(args: argparse.Namespace) -> int:
         winner = "draw" if v.winner is None else f"team {v.winner} wins"
         print(
             f"OK   {path}: {v.ruleset}, {v.hands} hands, {v.decisions} decisions, "
-            f"{v.faults} faults, {winner} {v.scores[0]}-{v.scores[1]} ({v.reason})"
+            f"{v.faults} faults, {winner}, {v.scores[0]} to {v.scores[1]} ({v.reason})"
         )
     return 1 if failed else 0

@@ -147,7 +147,10 @@ def test_cli_exit_status_and_messages(tmp_path: Path, capsys: pytest.CaptureFixt
     good.write_text(text)
     bad.write_text(_tamper(text, "hand_end", _bump_points))
     assert main(["verify", str(good)]) == 0
-    assert "OK" in capsys.readouterr().out
+    v = verify_text(text)
+    # Scores read "A to B": with a negative score, "262--314" was hard to read.
+    assert f"OK   {good}: " in (out := capsys.readouterr().out)
+    assert f"{v.scores[0]} to {v.scores[1]} ({v.reason})" in out
     assert main(["verify", str(good), str(bad)]) == 1
     err = capsys.readouterr().err
     assert f"FAIL {bad}: hand 1, line" in err and "points" in err
