@@ -467,6 +467,7 @@ def test_ratings_are_replaced_whole_per_ruleset(database: Database) -> None:
         ]
         assert (table[1].bt, table[1].ci_low, table[1].ci_high) == (-10.0, -50.0, 30.0)
         assert [r.elo for r in repo.get_ratings(s, "short")] == [1400.0]
+        assert repo.rated_rulesets(s) == ["short", "standard"]
 
 
 def test_rating_history_keeps_append_order(database: Database) -> None:

@@ -46,7 +46,9 @@ def _show(args: argparse.Namespace) -> int:
             print(json.dumps(out, indent=2))
             return 0
         if not rows:
-            print(f"no rated games under ruleset {args.ruleset!r} yet")
+            rated = repo.rated_rulesets(session)
+            known = f"; rulesets with ratings: {', '.join(rated)}" if rated else ""
+            print(f"no rated games under ruleset {args.ruleset!r} yet{known}")
             return 0
         table = [("RANK", "BOT", "RATING", "95% CI", "ELO", "GAMES", "SCORE", "FORFEITS")]
         for i, r in enumerate(rows, 1):

@@ -49,6 +49,11 @@ def get_ratings(session: Session, ruleset: str) -> list[Rating]:
     return list(session.scalars(query))
 
 
+def rated_rulesets(session: Session) -> list[str]:
+    """The rulesets that have a rating table, in name order."""
+    return list(session.scalars(select(Rating.ruleset).distinct().order_by(Rating.ruleset)))
+
+
 def append_history(session: Session, ruleset: str, entries: Iterable[HistoryEntry]) -> int:
     """Append Elo points in order; the rows' ids keep that order."""
     count = _add_history(session, ruleset, entries)

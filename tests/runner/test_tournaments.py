@@ -57,6 +57,10 @@ def test_round_robin_plays_to_the_end_and_status_shows_it(
     assert ratings.returncode == 0, ratings.stderr
     assert "greedy@1" in ratings.stdout and "random@1" in ratings.stdout
     assert "±" in ratings.stdout
+    elsewhere = arena(arena_env, "ratings", "--ruleset", "standard")
+    assert f"no rated games under ruleset 'standard' yet; rulesets with ratings: {QUICK}" in (
+        elsewhere.stdout
+    )
     # The workers rated each set as it came; a replay of every game agrees to the last bit.
     stored = arena(arena_env, "ratings", "--ruleset", QUICK, "--json")
     replayed = arena(arena_env, "ratings", "--ruleset", QUICK, "--json", "--recompute")
