@@ -32,9 +32,13 @@ _PHASE_WORDS = {
 Line = dict[str, Any]
 
 
+# One encoder for every line: json.dumps with options builds a new one per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def dumps(line: Line) -> str:
     """One compact JSON line (no spaces, so simple text tools can match `"type":"decision"`)."""
-    return json.dumps(line, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(line)
 
 
 def _opt(msg: Any, name: str) -> Any:
@@ -44,16 +48,35 @@ def _opt(msg: Any, name: str) -> Any:
 def _plain(msg: Any) -> Line:
     """Any message as a dict of every field (absent optional ones as null), numbers as numbers."""
     out: Line = {}
-    for field in msg.DESCRIPTOR.fields:
-        value = getattr(msg, field.name)
-        is_message = field.type == FieldDescriptor.TYPE_MESSAGE
-        if _is_repeated(field):
-            out[field.name] = [_plain(v) if is_message else v for v in value]
-        elif field.has_presence and not msg.HasField(field.name):
-            out[field.name] = None
+    for name, repeated, is_message, optional in _fields(msg.DESCRIPTOR):
+        value = getattr(msg, name)
+        if repeated:
+            out[name] = [_plain(v) for v in value] if is_message else list(value)
+        elif optional and not msg.HasField(name):
+            out[name] = None
         else:
-            out[field.name] = _plain(value) if is_message else value
+            out[name] = _plain(value) if is_message else value
     return out
+
+
+# Per message type: (name, repeated, is a message, has presence) of each field. Reading these
+# from the descriptor for every field of every event was most of the bridge's work per message.
+_FIELDS: dict[Any, list[tuple[str, bool, bool, bool]]] = {}
+
+
+def _fields(descriptor: Any) -> list[tuple[str, bool, bool, bool]]:
+    fields = _FIELDS.get(descriptor)
+    if fields is None:
+        fields = _FIELDS[descriptor] = [
+            (
+                f.name,
+                _is_repeated(f),
+                f.type == FieldDescriptor.TYPE_MESSAGE,
+                f.has_presence and not _is_repeated(f),
+            )
+            for f in descriptor.fields
+        ]
+    return fields
 
 
 def _is_repeated(field: FieldDescriptor) -> bool:
