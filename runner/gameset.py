@@ -16,6 +16,7 @@ from typing import Protocol
 import grpc
 
 from arena.config import Limits
+from arena.errors import ArenaError
 from arena.gamemaster.client import GameExists, GameMasterClient, GameMasterError
 from arena.gamemaster.policy import GameLimits
 from arena.storage import FaultInfo, GameResult
@@ -40,6 +41,10 @@ GAME_TIMEOUT = 15 * 60.0
 # How often the agents are checked for an early death while their game runs (os.waitid WNOHANG:
 # cheap), so that one that dies before connecting forfeits at once, not after CONNECT_MS.
 DEATH_POLL_S = 0.05
+
+
+class GameAborted(ArenaError):
+    """A game of the set ended without a result; the set must be played again."""
 
 
 class Launcher(Protocol):
@@ -288,6 +293,10 @@ def play_game(
         result = client.await_game(
             opened.game_id, timeout=GAME_TIMEOUT, while_waiting=watch.check, every=DEATH_POLL_S
         )
+        if result.reason in ("", "aborted"):
+            # Not a result to record: the game master is shutting down, or another attempt at
+            # this set (its job queued again after a Redis restart) took the game over.
+            raise GameAborted(f"game {opened.game_id} was aborted: {result.detail or 'no reason'}")
         played = time.monotonic()
         deaths = _deaths(agents)
     except BaseException:
@@ -315,7 +324,7 @@ def play_game(
         seats=[bot.version_id for bot in seats],
         scores=result.scores,
         winner=result.winner,
-        reason=result.reason or "aborted",
+        reason=result.reason,
         hands=result.hands,
         record=record.encode("utf-8"),
         decisions=sum(s.decisions for s in stats),

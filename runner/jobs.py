@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import redis
+from redis.lock import Lock
 
 from arena.config import database_url, env
 from arena.gamemaster.client import GameMasterClient
@@ -44,15 +45,17 @@ def _connection() -> redis.Redis:
     return connect()
 
 
-@contextlib.contextmanager
-def _ratings_lock(ruleset: str) -> Iterator[object]:
+def ratings_lock(connection: redis.Redis, ruleset: str) -> Lock:
+    """The lock a rating pass of `ruleset` holds (workers, and the reconciler)."""
     # A rating update takes milliseconds: poll for the lock as often (redis-py's default
     # 100 ms pause would stall the other workers' sets longer than the update itself).
-    lock = _connection().lock(
+    return connection.lock(
         f"arena:lock:ratings:{ruleset}", timeout=RATINGS_LOCK_TTL, sleep=RATINGS_LOCK_POLL
     )
-    with lock:
-        yield lock
+
+
+def _ratings_lock(ruleset: str) -> Lock:
+    return ratings_lock(_connection(), ruleset)
 
 
 # A bot version's lock in an exclusive tournament outlives no crashed worker by more than this.

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import redis
+from redis.lock import Lock
 from rq import Queue, Retry
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
@@ -60,15 +61,29 @@ def enqueue_game_set(queue: Queue, set_id: str, *, at_front: bool = False) -> Jo
     )
 
 
+# Held by the reconciler's pass and by enqueue_game_sets: RQ queues a job id again if asked
+# twice, so the two must not both find a new set without a job and both enqueue it.
+_ENQUEUE_LOCK = "arena:lock:reconcile:{queue}"
+ENQUEUE_LOCK_TTL = 60
+
+
+def enqueue_lock(queue: Queue) -> Lock:
+    return queue.connection.lock(_ENQUEUE_LOCK.format(queue=queue.name), timeout=ENQUEUE_LOCK_TTL)
+
+
 def enqueue_game_sets(queue: Queue, set_ids: Iterable[str]) -> int:
-    """Enqueue sets in one round trip; returns how many were enqueued."""
-    data = [
-        Queue.prepare_data(RUN_GAME_SET, timeout=GAME_SET_TIMEOUT, **_job_options(set_id))
-        for set_id in set_ids
-    ]
-    if not data:
-        return 0
-    return len(queue.enqueue_many(data))
+    """Enqueue the sets that have no job yet, in one round trip; returns how many."""
+    with enqueue_lock(queue):
+        ids = list(set_ids)
+        pipe = queue.connection.pipeline()
+        for set_id in ids:
+            pipe.exists(Job.key_for(set_id))
+        data = [
+            Queue.prepare_data(RUN_GAME_SET, timeout=GAME_SET_TIMEOUT, **_job_options(set_id))
+            for set_id, exists in zip(ids, pipe.execute(), strict=True)
+            if not exists
+        ]
+        return len(queue.enqueue_many(data)) if data else 0
 
 
 # States in which RQ still owns a job: it will run it, or is running it, or will retry it.

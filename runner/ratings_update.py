@@ -130,7 +130,7 @@ def _rate(session: Session, ruleset: str, from_scratch: bool) -> int:
                 last_played=tally.last.get(version),
             )
         )
-    repo.store_rating_pass(session, ruleset, rows, history)
+    repo.store_rating_pass(session, ruleset, rows, history, start + len(new))
     return len(rows)
 
 

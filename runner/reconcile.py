@@ -15,7 +15,9 @@ from rq.exceptions import InvalidJobOperation
 from rq.registry import StartedJobRegistry
 
 from arena.storage import Database, repo
-from runner.queue import LIVE_STATES, arena_queue, enqueue_game_set, fetch_job
+from runner.jobs import ratings_lock
+from runner.queue import LIVE_STATES, arena_queue, enqueue_game_set, enqueue_lock, fetch_job
+from runner.ratings_update import update_ratings
 from runner.tournament import (
     MAX_ATTEMPTS,
     finish_if_done,
@@ -24,9 +26,6 @@ from runner.tournament import (
 )
 
 log = logging.getLogger(__name__)
-
-_LOCK = "arena:lock:reconcile:{queue}"
-_LOCK_TTL = 60
 
 
 @dataclass
@@ -48,7 +47,7 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
     """
     report = Reconciled()
     queue = arena_queue(connection, queue_name)
-    lock = connection.lock(_LOCK.format(queue=queue.name), timeout=_LOCK_TTL)
+    lock = enqueue_lock(queue)
     if not lock.acquire(blocking=False):
         report.skipped = True
         return report
@@ -58,6 +57,11 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
         StartedJobRegistry(queue=queue).cleanup()
         with db.session() as session:
             report.finished = finish_settled_tournaments(session)
+            # Their last set's worker died after recording it, before rating its games: rate
+            # them now (later sets of the same ruleset would, but there may be none).
+            for ruleset in {repo.get_tournament(session, t).ruleset for t in report.finished}:
+                with ratings_lock(connection, ruleset):
+                    update_ratings(session, ruleset)
             sets = unsettled_sets(session)
         for set_id, _state, attempts in sets:
             report.checked += 1

@@ -258,9 +258,11 @@ def finish_if_done(session: Session, tournament_id: str) -> bool:
     if not progress.finished:
         return False
     tournament = repo.get_tournament(session, tournament_id)
-    if tournament.state in (TournamentState.FINISHED.value, TournamentState.FAILED.value):
-        return True
     state = TournamentState.FINISHED if progress.done else TournamentState.FAILED
+    # Failed can still become finished: a set given up on may be recorded by a run that was
+    # still going (then that result counts). Finished stays finished.
+    if tournament.state in (state.value, TournamentState.FINISHED.value):
+        return True
     repo.set_tournament_state(session, tournament_id, state.value)
     log.info(
         "tournament %s %s: %d sets done, %d failed",

@@ -107,12 +107,25 @@ def place_in_rating_order(
 
 
 def store_rating_pass(
-    session: Session, ruleset: str, rows: Iterable[RatingRow], history: Iterable[HistoryEntry]
+    session: Session,
+    ruleset: str,
+    rows: Iterable[RatingRow],
+    history: Iterable[HistoryEntry],
+    next_seq: int,
 ) -> None:
     """Commit one rater's pass: the games it placed, the new table and the new Elo points,
-    all or nothing."""
+    all or nothing. `next_seq` is next_rated_seq once the pass's games are placed.
+
+    Raises RatedMeanwhile, with nothing stored, if another rater placed games meanwhile: a pass
+    that placed none of its own has no other check that what it read is current.
+    """
+    # Checked after writing: on SQLite no other rater commits from the first write on; on
+    # PostgreSQL one that commits later stores its table after this one, which is as good.
     _put_table(session, ruleset, rows)
     _add_history(session, ruleset, history)
+    if next_rated_seq(session, ruleset) != next_seq:
+        session.rollback()
+        raise RatedMeanwhile(f"another rater updated {ruleset!r} at the same time")
     session.commit()
 
 

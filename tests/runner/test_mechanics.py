@@ -7,11 +7,13 @@ import contextlib
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import grpc
 import pytest
 
 from arena.gamemaster.client import GameMasterClient
@@ -61,6 +63,51 @@ def test_running_a_set_again_records_exactly_one_result(
             assert [h.game_id for h in history] == [f"{set_id}-g0", f"{set_id}-g1"]
 
 
+def _game_is_open(client: GameMasterClient, game_id: str) -> bool:
+    from arena.gamemaster.client import GameMasterError
+
+    try:
+        client.await_game(game_id, timeout=0.05)
+    except GameMasterError as exc:  # NOT_FOUND: not open yet; DEADLINE_EXCEEDED: running
+        return exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    return True
+
+
+def test_a_set_played_twice_at_once_records_one_runs_games_never_an_aborted_one(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # After a Redis restart the reconciler queues a set again while its worker still plays it.
+    # The second run takes the set's game over (it aborts it): the first must not then record
+    # the aborted game as the set's result.
+    from runner.gameset import GameAborted
+    from runner.tournament import run_game_set
+
+    register("slow", "random")
+    _tid, [set_id] = _tournament(arena_env)
+    first: list[object] = []
+
+    def play_first() -> None:
+        with _as_a_worker(arena_env) as (db, client):
+            try:
+                first.append(run_game_set(db, set_id, client))
+            except GameAborted as exc:
+                first.append(exc)
+
+    thread = threading.Thread(target=play_first)
+    thread.start()
+    with _as_a_worker(arena_env) as (db, client):
+        wait_for(lambda: _game_is_open(client, repo.game_id(set_id, 0)), 30, "the first game")
+        second = run_game_set(db, set_id, client)
+        thread.join(60)
+        [aborted] = first
+        assert isinstance(aborted, GameAborted) and "was aborted" in str(aborted)
+        assert second.recorded and second.state == "done"
+        with db.session() as session:
+            games = session.query(Game).filter(Game.game_set_id == set_id).all()
+            assert sorted(g.game_index for g in games) == [0, 1]
+            assert all(g.reason in ("max_hands", "target", "forfeit") for g in games)
+
+
 def _record_without_rating(db: Database, set_id: str) -> None:
     """Store a set's two games as a worker does, then "die": no rating pass, no finishing."""
     from arena.storage.repo import GameResult
@@ -108,7 +155,54 @@ def test_the_reconciler_finishes_a_tournament_whose_last_worker_died(
         assert report.finished == [tid] and report.enqueued == []
         with db.session() as session:
             assert repo.get_tournament(session, tid).state == "finished"
+            # No later set of this ruleset may come to rate the dead worker's games.
+            assert sorted(r.games for r in repo.get_ratings(session, QUICK)) == [2, 2]
         assert reconcile(db, redis_conn.connect()).finished == []
+
+
+def test_a_set_given_up_on_then_recorded_by_a_run_still_going_finishes_its_tournament(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    from runner.tournament import finish_if_done
+
+    register("random", "greedy")
+    tid, [set_id] = _tournament(arena_env)
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        with db.session() as session:
+            repo.mark_set_failed(session, set_id, "gave up after 3 attempts (last job: lost)")
+            assert finish_if_done(session, tid)
+            assert repo.get_tournament(session, tid).state == "failed"
+        _record_without_rating(db, set_id)  # the run that was still going records its games
+        with db.session() as session:
+            assert finish_if_done(session, tid)
+            assert repo.get_tournament(session, tid).state == "finished"
+
+
+def test_a_reconciler_pass_while_a_tournament_is_enqueued_queues_no_set_twice(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # create_tournament stores the sets, then enqueues them: a reconciler pass in between
+    # finds them without jobs and enqueues them too. RQ would queue each id twice.
+    from runner import redis_conn
+    from runner.queue import arena_queue, enqueue_game_sets
+    from runner.reconcile import reconcile
+    from runner.tournament import create_tournament
+
+    register("random", "greedy")
+    connection = redis_conn.connect()
+    queue = arena_queue(connection)
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+
+        def enqueue(set_ids: list[str]) -> int:
+            assert reconcile(db, connection).enqueued == set_ids  # the pass lands here
+            return enqueue_game_sets(queue, set_ids)
+
+        t = create_tournament(
+            db, format="round-robin", bots=None, sets=2, ruleset=QUICK, seed=3, enqueue=enqueue
+        )
+        with db.session() as session:
+            set_ids = [s.id for s in repo.list_game_sets(session, t.id)]
+    assert queue.job_ids == set_ids
 
 
 def test_reconciler_enqueues_sets_missing_from_redis_once(

@@ -231,6 +231,39 @@ def test_a_pass_that_read_a_table_another_rater_then_replaced_starts_again(
     assert len(_history(database)) == 2 * 4
 
 
+def test_a_recompute_that_another_rater_overtakes_starts_again(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `arena ratings --recompute` places no game of its own (a worker rated them all), so the
+    # check that placing does cannot tell it that a worker stored a pass meanwhile.
+    import runner.ratings_update as rater
+
+    sets = _setup(database)
+    _record(database, *sets[0], OUTCOMES[0])
+    with database.session() as s:
+        update_ratings(s, RULESET)
+    _record(database, *sets[1], OUTCOMES[1])
+    real_games = rater.rated_games
+    raced: list[bool] = []
+
+    def worker_rates_now(session: Any, ruleset: str, *, rated: bool) -> Any:
+        if not rated and not raced:  # the recompute has read the rated games
+            raced.append(True)
+            with database.session() as other:
+                update_ratings(other, RULESET)
+        return real_games(session, ruleset, rated=rated)
+
+    monkeypatch.setattr(rater, "rated_games", worker_rates_now)
+    with database.session() as s:
+        update_ratings(s, RULESET, from_scratch=True)
+    monkeypatch.undo()
+    raced_table = _table(database)
+    with database.session() as s:
+        update_ratings(s, RULESET, from_scratch=True)
+    assert raced and raced_table == _table(database)
+    assert sum(row[5] for row in raced_table) == 2 * 4
+
+
 def test_the_upgrade_places_games_a_stored_table_already_rated(database_url: str) -> None:
     db = open_database(database_url)
     sets = _setup(db)
