@@ -113,9 +113,10 @@ def parse_action(text: str) -> Action:
     try:
         if verb == "pass" and not args:
             return PASS
-        if verb == "bid" and len(args) == 1 and args[0].isdigit() and args[0] == str(int(args[0])):
+        if verb == "bid" and len(args) == 1 and args[0].isascii() and args[0].isdigit():
+            # ASCII only: other digits (superscripts, say) pass isdigit but not int()
             n = int(args[0])
-            if n in _BIDS:
+            if n in _BIDS and args[0] == str(n):
                 return _BIDS[n]
         elif verb == "trump" and len(args) == 1 and args[0] in Suit.__members__:
             return _TRUMPS[Suit[args[0]]]

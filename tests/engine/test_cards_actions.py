@@ -161,6 +161,10 @@ def test_every_kind_of_action_is_covered() -> None:
         "bid  40",
         "Bid 40",
         "bid 40 41",
+        "bid \u00b2",  # superscript two: a digit to str.isdigit, not to int()
+        "bid 4\u00b2",
+        "bid \u2460",  # circled one
+        "bid \u0664\u0660",  # Arabic-Indic 40: int() reads it, it is not the canonical text
         "trump",
         "trump X",
         "trump h",
