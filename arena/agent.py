@@ -204,7 +204,13 @@ async def _play_stream(stub: grpc.aio.StreamStreamMultiCallable, seat: _Seat) ->
             elif kind == "welcome":
                 welcome = msg.welcome
             elif kind == "decision":
-                await call.write(_decide(seat.player, msg.decision, seat.log))
+                reply = _decide(seat.player, msg.decision, seat.log)
+                try:  # noqa: SIM105 (free in Python 3.11; suppress() costs a call per decision)
+                    await call.write(reply)
+                except (grpc.RpcError, asyncio.InvalidStateError):
+                    # The game ended while the bot thought (a forfeit, say): the GameEnd is
+                    # there to be read. If the stream broke instead, the next read says so.
+                    pass
             elif kind == "fault":
                 faults = msg.fault.faults
                 print(f"[agent {seat.name}] {fault_text(msg.fault)}", file=seat.log)
@@ -213,8 +219,6 @@ async def _play_stream(stub: grpc.aio.StreamStreamMultiCallable, seat: _Seat) ->
                 return SeatResult(welcome.game_id, welcome.seat, welcome.team, msg.game_end, faults)
     except grpc.RpcError as exc:
         raise stream_failure(exc, hello_sent=hello_sent, welcomed=welcome is not None) from None
-    except asyncio.InvalidStateError:  # a write after the game master ended the stream
-        pass
     finally:
         call.cancel()
     raise ConnectionLost("the game master ended the stream before the game ended")

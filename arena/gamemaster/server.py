@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 # Seconds an agent has, after opening its stream, to send its Hello.
 HELLO_TIMEOUT_S = 10.0
+# Seconds a seat's stream stays open after its GameEnd, unless the agent closes it first.
+AFTER_END_S = 5.0
 # Games open (not yet ended) at once; beyond that OpenGame answers RESOURCE_EXHAUSTED.
 DEFAULT_MAX_GAMES = 2000
 # How long an ended game's result stays available to AwaitGame, and how many are kept.
@@ -93,7 +95,12 @@ class GameMasterService:
         log.info("game %s: seat %d connected (%s)", session.game_id, seat, hello.agent_name)
         reader = asyncio.create_task(self._read(context, session, seat))
         try:
-            await stream.closed  # GameEnd written: returning ends the call with status OK
+            await stream.closed  # GameEnd written
+            # Returning ends the call with status OK, but not at once: an agent still writing
+            # a reply (the game ended while its bot thought) would have that write fail its
+            # call, and never read its GameEnd. So the call ends when the agent closes its
+            # side (or cancels), or after AFTER_END_S.
+            await asyncio.wait({reader}, timeout=AFTER_END_S)
         finally:
             reader.cancel()
             stream.closed.cancel()  # if the call was cancelled: later messages are dropped
@@ -126,10 +133,10 @@ class GameMasterService:
     async def _read(context: grpc.aio.ServicerContext, session: GameSession, seat: int) -> None:
         detail = "the agent closed its stream"
         try:
+            # Read on after the game ended too (the session ignores those messages): the agent
+            # may still answer decisions it had before its GameEnd (see AFTER_END_S).
             while (raw := await context.read()) is not grpc.aio.EOF:
                 session.on_message(seat, raw)
-                if session.finished:
-                    return
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the transport broke; whatever it was, the seat is gone

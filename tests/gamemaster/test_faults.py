@@ -20,7 +20,9 @@ from arena.gamemaster.server import RunningGameMaster
 from arena.verify import verify_text
 from tests.gamemaster.helpers import (
     FAST,
+    PY,
     RANDOM,
+    REPO,
     SHORT,
     Match,
     fallbacks_checked,
@@ -85,6 +87,18 @@ def test_agent_that_never_answers_times_out_then_forfeits(gm, client, bystander)
     assert faults[0]["ms"] >= FAST.decision_ms + FAST.bank_ms
     assert all(FAST.decision_ms <= f["ms"] < FAST.decision_ms + 150 for f in faults[1:])
     assert outcome.seats[0].bank_ms_left == 0
+
+
+def test_an_sdk_bot_forfeited_while_it_thinks_still_reads_its_game_end(
+    gm, client, bystander
+) -> None:
+    # The game ends (the bot's own timeouts reach the fault limit) while the bot still thinks
+    # about a decision it had: the reply it then writes must not cost it the GameEnd.
+    thinker = [PY, str(REPO / "tests" / "agents" / "thinker.py")]
+    match, outcome = bad_game(gm, client, thinker, env={"THINK_S": "0.6"})
+    assert_fault_limit(outcome, "timeout")
+    assert match.reap()[0] == 0, match.stderr(0)
+    assert "over (forfeit)" in match.stderr(0) and "fault limit" in match.stderr(0)
 
 
 def test_late_agent_draws_on_its_bank_then_times_out(gm, client, bystander) -> None:
