@@ -153,8 +153,11 @@ class GameMasterService:
             await _abort(context, _unknown_game(request.game_id))
             return
         queue = session.watch()
-        while (event := await queue.get()) is not None:
-            yield event
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+        finally:  # the spectator left (or the game ended): a queue nobody reads must not grow
+            session.unwatch(queue)
 
     # ------------------------------------------------------------------------- admin
 

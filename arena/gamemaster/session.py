@@ -244,6 +244,15 @@ class GameSession:
             self._watchers.append(q)
         return q
 
+    @property
+    def spectators(self) -> int:
+        return len(self._watchers)
+
+    def unwatch(self, q: asyncio.Queue[pb.GameEvent | None]) -> None:
+        """The spectator of ``q`` left: stop feeding it."""
+        if q in self._watchers:
+            self._watchers.remove(q)
+
     # ------------------------------------------------------------------------- platform side
 
     async def wait(self) -> pb.GameResult:

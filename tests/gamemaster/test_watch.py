@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 import pytest
 
@@ -181,3 +182,27 @@ def _event(hand: int = 1, sequence: int = 7, **kind: object) -> pb.GameEvent:
 )
 def test_each_kind_of_event_reads_as_one_line(event: pb.GameEvent, text: str) -> None:
     assert describe(event) == text
+
+
+def test_spectators_that_leave_are_no_longer_fed(
+    gm: RunningGameMaster, client: GameMasterClient
+) -> None:
+    match = start_match(
+        client, gm.address, [SLOW] * 4, ruleset={"name": "standard", "max_hands": 20}
+    )
+
+    async def spectators_and_finished() -> tuple[int, bool]:
+        session = gm.service.games[match.game_id]
+        return session.spectators, session.finished
+
+    for _ in range(5):
+        events = client.watch(match.game_id)
+        next(events)  # subscribed: it has the first event
+        events.close()  # and leaves (the generator cancels its call)
+    deadline = time.monotonic() + 10
+    while gm.call(spectators_and_finished) != (0, False) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # Gone while the game goes on: else each of them would be sent every event to its end.
+    assert gm.call(spectators_and_finished) == (0, False)
+    client.abort_game(match.game_id)
+    match.reap()
