@@ -23,9 +23,10 @@ MANIFEST_NAME = "bot.toml"
 REQUIRED_KEYS = ("name", "version", "author", "language")
 OPTIONAL_KEYS = ("command", "image", "description")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
-NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,64}")
+# At least one letter or digit: "." and ".." would be path segments in the dashboard's links.
+NAME_PATTERN = re.compile(r"(?=.*[A-Za-z0-9])[A-Za-z0-9._-]{1,64}")
 # Versions appear in "name@version" and in file names, so they get the same alphabet plus '+'.
-VERSION_PATTERN = re.compile(r"[A-Za-z0-9._+-]{1,64}")
+VERSION_PATTERN = re.compile(r"(?=.*[A-Za-z0-9])[A-Za-z0-9._+-]{1,64}")
 
 
 class ManifestError(ArenaError, ValueError):
@@ -87,12 +88,13 @@ def parse_manifest(data: dict[str, Any], bot_dir: Path, *, source: str = MANIFES
     name, version = fields["name"], fields["version"]
     if not NAME_PATTERN.fullmatch(name):
         raise ManifestError(
-            f"{source}: name {name!r} is not allowed; use 1 to 64 letters, digits, '-', '_' or '.'"
+            f"{source}: name {name!r} is not allowed; use 1 to 64 letters, digits, '-', '_' "
+            "or '.', at least one letter or digit"
         )
     if not VERSION_PATTERN.fullmatch(version):
         raise ManifestError(
             f"{source}: version {version!r} is not allowed; "
-            "use 1 to 64 letters, digits, '-', '_', '.' or '+'"
+            "use 1 to 64 letters, digits, '-', '_', '.' or '+', at least one letter or digit"
         )
     description = _string(data, "description", source) if "description" in data else ""
 

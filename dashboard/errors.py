@@ -19,6 +19,13 @@ def error_response(status: int, title: str, message: str) -> tuple[Response | st
 
 
 def init_app(app: Flask) -> None:
+    @app.before_request
+    def _no_nul() -> tuple[Response | str, int] | None:
+        # No id, name or ruleset contains one; PostgreSQL refuses text with NUL in queries.
+        if "\x00" in request.path or any("\x00" in v for v in request.args.values()):
+            return error_response(400, "Bad Request", "the address contains a NUL character")
+        return None
+
     @app.errorhandler(NotFound)
     def _not_found(exc: NotFound) -> tuple[Response | str, int]:
         return error_response(404, "Not found", str(exc))

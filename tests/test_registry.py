@@ -111,6 +111,9 @@ def test_an_image_bot_needs_no_command() -> None:
             GOOD.replace('"tester"', '"my bot!"'),
             "name 'my bot!' is not allowed; use 1 to 64 letters, digits, '-', '_' or '.'",
         ),
+        # "/bots/.." would be no page a link could reach
+        (GOOD.replace('"tester"', '".."'), "name '..' is not allowed"),
+        (GOOD.replace('"1.0"', '"."'), "version '.' is not allowed"),
         (GOOD.replace('"tester"', '"a@b"'), "name 'a@b' is not allowed"),
         (GOOD.replace('"1.0"', '"1 0"'), "version '1 0' is not allowed"),
         (GOOD.replace('"1.0"', "1"), "'version' must be a string, not int"),

@@ -70,8 +70,12 @@ class Page:
         return {"page": self.number, "pages": self.pages, "size": self.size, "total": self.total}
 
 
+# Far beyond any listing; a larger page number would overflow the databases' 64-bit OFFSET.
+MAX_PAGE = 10**9
+
+
 def page_number(raw: str | None) -> int:
     try:
-        return max(1, int(raw or 1))
+        return min(MAX_PAGE, max(1, int(raw or 1)))
     except ValueError:
         return 1

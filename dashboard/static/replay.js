@@ -247,7 +247,12 @@
     var out = {};
     window.location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
       var p = kv.split("=");
-      if (p.length === 2) out[p[0]] = decodeURIComponent(p[1]);
+      if (p.length !== 2) return;
+      try {
+        out[p[0]] = decodeURIComponent(p[1]);
+      } catch (e) {
+        // a malformed escape (#hand=%): ignore that part rather than stop the viewer
+      }
     });
     return out;
   }

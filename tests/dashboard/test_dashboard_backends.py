@@ -52,6 +52,12 @@ def test_every_route_on_each_backend(database_url: str) -> None:
     for game_id, record in filled.records.items():
         assert client.get(f"/games/{game_id}/record.jsonl").data == record
     assert client.get("/api/games/nope").status_code == 404
+    # Hostile addresses: a 4xx on both backends, never a 500 (PostgreSQL refuses NUL in text,
+    # both refuse an OFFSET beyond 64 bits).
+    for path in ("/api/games/%00", "/games/%00/replay", "/api/bots/%00", "/?ruleset=%00"):
+        assert client.get(path).status_code == 400, path
+    for path in ("/api/games?page=200000000000000000", f"/tournaments?page={10**30}"):
+        assert client.get(path).status_code == 200, path
     health = client.get("/healthz").get_json()
     assert health == {"status": "ok", "database": open_database(database_url).dialect}
     app.extensions["arena_database"].dispose()

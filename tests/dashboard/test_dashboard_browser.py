@@ -172,6 +172,14 @@ def test_replay_steps_to_the_recorded_result(tab: Tab, live_server: LiveServer) 
     page.screenshot(path=str(SCREENSHOTS / "replay.png"), full_page=True)
 
 
+def test_a_malformed_address_hash_does_not_stop_the_replay(
+    tab: Tab, live_server: LiveServer
+) -> None:
+    tab.page.goto(f"{live_server.base}/games/{GAME}/replay#hand=%&frame=%E0%A4%A")
+    tab.page.wait_for_selector("#replay.ready")  # and the tab fixture saw no script error
+    assert _replay_state(tab.page)["frame"] == 0
+
+
 @pytest.mark.parametrize("seat", [0, 1, 2, 3])
 def test_seat_perspective_shows_no_card_of_another_hand(
     tab: Tab, live_server: LiveServer, seat: int
