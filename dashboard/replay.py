@@ -41,8 +41,11 @@ class Replay:
     end: dict[str, Any] | None
 
     def for_perspective(self, perspective: str) -> dict[str, Any]:
+        header = self.header
+        if perspective != FULL:  # the seed re-deals every hand: it is for the full view only
+            header = {k: v for k, v in header.items() if k != "seed"}
         return {
-            **self.header,
+            **header,
             "perspective": perspective,
             "hands": self.hand_starts,
             "end": self.end,

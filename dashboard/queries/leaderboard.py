@@ -42,7 +42,8 @@ def leaderboard(
         fingerprint = session.execute(
             select(func.count(), func.max(Game.finished)).where(Game.ruleset == chosen)
         ).one()
-        key = ("leaderboard", chosen, int(fingerprint[0]), iso(fingerprint[1]))
+        disabled = session.scalar(select(func.count()).select_from(Bot).where(Bot.disabled))
+        key = ("leaderboard", chosen, int(fingerprint[0]), iso(fingerprint[1]), disabled)
 
         def compute() -> list[dict[str, Any]]:
             return _computed(session, chosen)
@@ -59,19 +60,19 @@ def _rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _sparklines(
-    session: Session, version_ids: list[int], ruleset: str, cache: Cache | None
+    session: Session, games: list[tuple[int, int]], ruleset: str, cache: Cache | None
 ) -> dict[int, list[float]]:
-    """The last Elo points of each version; history is append-only, so its last id is the key."""
+    """The last Elo points of each version in `games`, (version id, games rated) of each row of
+    the rating table. A rating pass that adds history changes those counts in the same commit,
+    so they are the key. (The history's last id is not: on PostgreSQL passes of two rulesets
+    may commit their ids out of order.)"""
 
     def compute() -> dict[int, list[float]]:
-        return {vid: _history_tail(session, vid, ruleset) for vid in version_ids}
+        return {vid: _history_tail(session, vid, ruleset) for vid, _ in games}
 
     if cache is None:
         return compute()
-    last = session.scalar(select(func.max(RatingHistory.id)))  # a primary-key seek
-    found: dict[int, list[float]] = cache(
-        ("sparklines", ruleset, tuple(version_ids), last), compute
-    )
+    found: dict[int, list[float]] = cache(("sparklines", ruleset, tuple(games)), compute)
     return found
 
 
@@ -83,7 +84,9 @@ def _stored(session: Session, ruleset: str, cache: Cache | None = None) -> list[
         .where(Rating.ruleset == ruleset)
     )
     found = session.execute(query).all()
-    lines = _sparklines(session, sorted(r[0].bot_version_id for r in found), ruleset, cache)
+    lines = _sparklines(
+        session, sorted((r[0].bot_version_id, r[0].games) for r in found), ruleset, cache
+    )
     rows = []
     for rating, name, version, disabled in found:
         rows.append(

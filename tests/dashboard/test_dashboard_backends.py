@@ -16,7 +16,7 @@ import pytest
 
 from arena.commands.dashboard import parse_listen
 from arena.config import ConfigError
-from arena.storage import open_database
+from arena.storage import open_database, repo
 from dashboard import create_app
 from tests.dashboard.fill import FINISHED_TOURNAMENT, XSS_NAME, fill
 
@@ -120,3 +120,22 @@ def test_arena_dashboard_serves_through_waitress(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_the_computed_leaderboard_shows_a_bot_disabled_after_it_was_cached(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    db = open_database(url)
+    fill(db, bots=("greedy", "random"), rate=False)  # no rating table: the computed board
+    app = create_app({"DATABASE_URL": url, "TESTING": True})
+    client = app.test_client()
+    before = client.get("/api/leaderboard").get_json()
+    assert before["source"] == "computed"
+    assert {r["bot"]: r["disabled"] for r in before["rows"]} == {"greedy": False, "random": False}
+    with db.session() as session:
+        repo.disable_bot(session, "random")
+    rows = client.get("/api/leaderboard").get_json()["rows"]
+    assert {r["bot"]: r["disabled"] for r in rows} == {"greedy": False, "random": True}
+    db.dispose()
+    app.extensions["arena_database"].dispose()

@@ -60,8 +60,10 @@ def test_a_seat_perspective_never_holds_another_hand(
 ) -> None:
     for game_id, record in site.filled.records.items():
         oracle = hands_after_decisions(record)
-        frames = _frames(client, game_id, str(seat))["frames"]
+        seen = _frames(client, game_id, str(seat))
+        frames = seen["frames"]
         full = _frames(client, game_id, "full")["frames"]
+        assert "seed" not in seen  # it would re-deal every hand
         assert len(frames) == len(full)
         for frame in frames:
             assert frame["stock"] is None and frame["discards"] is None
