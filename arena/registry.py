@@ -127,6 +127,8 @@ def _string(data: dict[str, Any], key: str, source: str) -> str:
     if not isinstance(value, str):
         raise ManifestError(f"{source}: {key!r} must be a string, not {type(value).__name__}")
     value = value.strip()
+    if "\x00" in value:
+        raise ManifestError(f"{source}: {key!r} contains a NUL character")
     if not value and key != "description":
         raise ManifestError(f"{source}: {key!r} is empty")
     return value
@@ -142,6 +144,8 @@ def _command(value: object, bot_dir: Path, source: str) -> tuple[str, ...]:
         words = list(value)
     else:
         raise ManifestError(f"{source}: 'command' must be a list of strings or one string")
+    if any("\x00" in w for w in words):  # TOML allows it; no program can take it
+        raise ManifestError(f"{source}: 'command' contains a NUL character")
     if not words or not words[0]:
         raise ManifestError(f"{source}: 'command' is empty; name the program to run")
     _check_executable(words[0], bot_dir, source)

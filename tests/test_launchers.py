@@ -6,9 +6,12 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -27,6 +30,7 @@ from runner.launch.forkserver import ForkedAgent, ForkServer, qualifies
 from runner.launch.spec import MIB
 
 AGENTS = Path(__file__).parent / "agents"
+REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 TOKEN = "seat-token-0123456789abcdef"
 
@@ -264,6 +268,25 @@ def test_stderr_is_capped_with_a_truncation_note(launched: Launched, tmp_path: P
     assert agent.exit_reason() == "exited with code 3"
 
 
+@pytest.mark.parametrize("trap", ["fifo", "symlink"])
+def test_a_trap_at_the_stderr_path_neither_blocks_nor_redirects_the_capture(
+    launched: Launched, tmp_path: Path, trap: str
+) -> None:
+    # The run directory is the agent's to write in, stderr.log included: a FIFO there blocked
+    # the one thread that drains every agent's stderr; a symlink sent it to another file.
+    victim = tmp_path / "someone-elses.txt"
+    victim.write_text("untouched")
+    agent = launch(launched, spec_for(PYTHON, "stderr_trap.py", trap, str(victim)))
+    assert agent.wait(timeout=20) == 1
+    pool = ThreadPoolExecutor(1)
+    try:
+        text = pool.submit(agent.stderr_text).result(timeout=10)  # not stuck behind the trap
+    finally:
+        pool.shutdown(wait=False)
+    assert "trapped" in text and agent.exit_reason() == "exited with code 1"
+    assert victim.read_text() == "untouched"
+
+
 # --- exit reasons, as a table -------------------------------------------------------------------
 
 LIMITS = AgentLimits(cpu_seconds=5, memory_bytes=256 * MIB)
@@ -334,6 +357,9 @@ def test_container_command_is_exactly_the_documented_docker_run() -> None:
         "--cap-drop", "ALL",
         "--user", "65534:65534",
         "--network", "arena-agents",
+        "--log-driver", "json-file",
+        "--log-opt", "max-size=1m",
+        "--log-opt", "max-file=1",
         "--init",
         "--pull", "never",
         "-e", "HOME=/tmp",
@@ -413,3 +439,55 @@ def test_container_launch_runs_docker_with_the_token_in_its_env_and_stops_the_co
     calls = (tmp_path / "calls.log").read_text().splitlines()
     assert calls[3:] == [f"stop --time 1 {name}", f"rm --force {name}"]
     assert agent.exit_reason() == "stopped by the arena"
+
+
+NOBODY = 65534
+_REMOVE_AS_NOBODY = """
+import os, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from runner.launch.process import _remove_tree
+run = Path(sys.argv[1]) / "run"
+(run / "home" / "cache").mkdir(parents=True)
+(run / "home" / "cache" / "note").write_text("kept for the next game?")
+os.chmod(run / "home" / "cache", 0)
+os.chmod(run / "home", 0o500)
+_remove_tree(run)
+print(run.exists())
+"""
+
+
+def _python_nobody_can_run() -> str | None:
+    """An interpreter user nobody may run that imports the launchers (the venv's may sit in
+    root's home)."""
+    for python in (PYTHON, "/usr/bin/python3"):
+        probe = f"import sys; sys.path.insert(0, {str(REPO)!r}); import runner.launch.process"
+        try:
+            done = subprocess.run([python, "-c", probe], user=NOBODY, capture_output=True, cwd="/")
+        except OSError:
+            continue
+        if done.returncode == 0:
+            return python
+    return None
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="runs a child as user nobody, which needs root")
+def test_a_non_root_worker_removes_a_run_directory_the_bot_made_unreadable() -> None:
+    # The tests run as root, whom chmod 000 stops from nothing; the image's worker is a user.
+    python = _python_nobody_can_run()
+    if python is None:
+        pytest.skip("no Python here that user nobody may run")
+    scratch = Path(tempfile.mkdtemp())
+    try:
+        scratch.chmod(0o777)
+        done = subprocess.run(
+            [python, "-c", _REMOVE_AS_NOBODY, str(scratch), str(REPO)],
+            user=NOBODY,
+            capture_output=True,
+            text=True,
+            cwd="/",
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "False"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -106,6 +106,8 @@ def test_an_image_bot_needs_no_command() -> None:
             "command './bot.sh' is not executable; run `chmod +x",
         ),
         (GOOD.replace('["sh", "bot.sh"]', "[]"), "'command' is empty"),
+        (GOOD.replace('["sh", "bot.sh"]', '["sh", "bot\\u0000.sh"]'), "contains a NUL"),
+        (GOOD.replace('"alice"', '"al\\u0000ice"'), "'author' contains a NUL"),
         (GOOD.replace('["sh", "bot.sh"]', "[1, 2]"), "'command' must be a list of strings"),
         (
             GOOD.replace('"tester"', '"my bot!"'),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
+import stat
 import threading
 from pathlib import Path
 from typing import IO
@@ -32,23 +34,38 @@ class StderrCapture:
         self._lock = threading.Lock()
         # Opened by the pump with the first bytes: not on the way to starting the agent.
         self._file: IO[bytes] | None = None
+        self._opened = False
         self._ended = threading.Event()
         _pump().add(self)
 
     def _finish(self) -> None:
         self._pipe.close()
-        if self._file is None:
+        if not self._opened:
             self._open()  # a silent agent leaves an empty file too
-        if self._file is not None:
-            self._file.close()
+        self._close_file()
         self._ended.set()
 
     def _open(self) -> None:
+        """Open the mirror file, once. Whatever fails, what was read stays in memory."""
+        self._opened = True
+        # The agent may write in this directory: a FIFO it left at the path would block the
+        # pump (every agent's stderr) in open(), a symlink point anywhere. So: no links
+        # followed, no waiting, a regular file only. Its directory may also be gone (the
+        # agent was stopped and its last bytes came late).
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
         try:
-            self._file = self.path.open("wb")
+            fd = os.open(self.path, flags | os.O_CLOEXEC, 0o644)
         except OSError:
-            # Its directory is gone (the agent was stopped, its last bytes came late):
-            # what was read is still kept in memory.
+            return
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            self._file = os.fdopen(fd, "wb")
+        else:
+            os.close(fd)
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
             self._file = None
 
     def _take(self, chunk: bytes) -> None:
@@ -57,11 +74,14 @@ class StderrCapture:
             if room > 0:
                 kept = chunk[:room]
                 self._head += kept
-                if self._file is None:
+                if not self._opened:
                     self._open()
                 if self._file is not None:
-                    self._file.write(kept)
-                    self._file.flush()
+                    try:
+                        self._file.write(kept)
+                        self._file.flush()
+                    except OSError:  # a full disk, say: the memory copy is what counts
+                        self._close_file()
             overflow = chunk[max(room, 0) :]
             self._dropped += len(overflow)
             self._tail = (self._tail + chunk)[-TAIL_BYTES:]

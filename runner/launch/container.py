@@ -129,6 +129,9 @@ class ContainerLauncher:
         argv += ["--read-only", "--tmpfs", f"/tmp:size={self.tmpfs_size}"]
         argv += ["--security-opt", "no-new-privileges", "--cap-drop", "ALL"]
         argv += ["--user", self.user, "--network", self.network]
+        # Its stderr reaches the launcher through this client; the daemon's own copy (json-file,
+        # unbounded by default) must not let a chatty bot fill the host's disk.
+        argv += ["--log-driver", "json-file", "--log-opt", "max-size=1m", "--log-opt", "max-file=1"]
         # A tiny init as PID 1: the bot then gets default signal actions (PID 1 ignores
         # SIGTERM and SIGXCPU) and its zombies are reaped.
         argv += ["--init"]

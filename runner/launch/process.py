@@ -101,12 +101,16 @@ def _read_zombie_cpu(pid: int) -> float | None:
 def _remove_tree(path: Path) -> None:
     """rmtree that also removes files a bot made unwritable (chmod 000 on its own dirs)."""
 
-    def retry(function: Callable[..., Any], name: str, _exc: object) -> None:
+    def retry(_function: Callable[..., Any], name: str, _exc: object) -> None:
+        # Which call failed does not matter (os.open, os.scandir, os.rmdir or os.unlink,
+        # by Python version): make the entry and its directory ours again and remove it.
         try:
             os.chmod(os.path.dirname(name), stat.S_IRWXU)
-            if os.path.isdir(name):
+            if os.path.isdir(name) and not os.path.islink(name):
                 os.chmod(name, stat.S_IRWXU)
-            function(name)
+                shutil.rmtree(name, onerror=retry)
+            else:
+                os.unlink(name)
         except OSError:
             pass
 
