@@ -201,14 +201,18 @@ def test_games_placed_by_another_rater_are_not_placed_twice(database: Database) 
     assert placed == {g[0]: 0, g[1]: 1, g[2]: None, g[3]: None}
 
 
-def test_a_pass_that_read_a_table_another_rater_then_replaced_starts_again(
-    database: Database, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _one_set_rated_and_one_not(database: Database) -> None:
     sets = _setup(database)
     _record(database, *sets[0], OUTCOMES[0])
     with database.session() as s:
         update_ratings(s, RULESET)
     _record(database, *sets[1], OUTCOMES[1])
+
+
+def test_a_pass_that_read_a_table_another_rater_then_replaced_starts_again(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _one_set_rated_and_one_not(database)
     real_place = repo.place_in_rating_order
     raced: list[bool] = []
 
@@ -238,11 +242,7 @@ def test_a_recompute_that_another_rater_overtakes_starts_again(
     # check that placing does cannot tell it that a worker stored a pass meanwhile.
     import runner.ratings_update as rater
 
-    sets = _setup(database)
-    _record(database, *sets[0], OUTCOMES[0])
-    with database.session() as s:
-        update_ratings(s, RULESET)
-    _record(database, *sets[1], OUTCOMES[1])
+    _one_set_rated_and_one_not(database)
     real_games = rater.rated_games
     raced: list[bool] = []
 
