@@ -19,6 +19,10 @@ _OUTCOMES = (0.0, 0.25, 0.5, 0.75, 1.0)
 _EPSILON = 1e-3
 
 
+# Far beyond any difference a match could test (a 99.7% expected score is ±1000).
+MAX_ELO = 2000.0
+
+
 class Sprt:
     """Generalized SPRT (GSPRT) as fishtest runs it, on pentanomial duplicate-set results.
 
@@ -53,6 +57,11 @@ class Sprt:
     ) -> None:
         if not elo0 < elo1:
             raise RatingError(f"elo0 must be below elo1, got elo0={elo0!r}, elo1={elo1!r}")
+        if not (elo0 >= -MAX_ELO and elo1 <= MAX_ELO):
+            # Beyond this an expected score rounds to 0 or 1, and the test divides by zero.
+            raise RatingError(
+                f"elo0 and elo1 must be within ±{MAX_ELO:g} Elo, got {elo0!r}, {elo1!r}"
+            )
         if not (0.0 < alpha < 1.0 and 0.0 < beta < 1.0 and alpha + beta < 1.0):
             raise RatingError(f"alpha and beta must be in (0, 1) with sum < 1: {alpha!r}, {beta!r}")
         if method not in ("exact", "normal"):
