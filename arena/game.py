@@ -15,7 +15,7 @@ from typing import Any
 from arena import actions as act
 from arena.actions import Action, ActionKind, parse_action
 from arena.cards import CARD_TEXT, CARDS, Card, Suit, cards_text, deck, sorted_cards
-from arena.errors import GameOver, IllegalAction, NotYourTurn, UnparseableAction
+from arena.errors import ArenaError, GameOver, IllegalAction, NotYourTurn, UnparseableAction
 from arena.legal import CardChoice, Legal, Phase
 from arena.rulesets import DirtFollow, Redeal, Ruleset, TwoScoresFor
 from arena.trumps import TrumpTable, trump_table
@@ -168,6 +168,10 @@ class Game:
 
     def forfeit(self, seat: int, detail: str = "") -> None:
         """End the game at once: the seat's team loses (ARCHITECTURE §4)."""
+        if self.is_over:
+            raise GameOver(f"seat {seat} cannot forfeit: the game is over")
+        if seat not in range(4):
+            raise ArenaError(f"no seat {seat!r} to forfeit (seats are 0-3)")
         event: Event = {"event": "forfeit", "hand": self.hand_number, "seat": seat}
         if detail:
             event["detail"] = detail

@@ -12,6 +12,7 @@ from arena.cards import Card, deck, parse_card
 from arena.errors import ArenaError, RecordError
 from arena.game import HAND_SIZE, Deal, Event, Game
 from arena.record import RECORD_FORMAT, ruleset_of
+from arena.rulesets import RULESETS, get_ruleset
 
 # Lines whose order and content are the record's guarantees; all others are derived events.
 _KEY_EVENTS = ("deal", "action", "hand_end", "game_end", "forfeit")
@@ -77,8 +78,11 @@ class _Replay:
         try:
             ruleset = ruleset_of(head)
             first_dealer = int(head["first_dealer"])
+            if first_dealer not in range(4):
+                raise ValueError(f"first_dealer {first_dealer} is not a seat (0-3)")
         except (KeyError, TypeError, ValueError, ArenaError) as exc:
             raise self.fail(f"bad header: {exc}") from None
+        self._check_seats(head.get("seats"))
         deals = {
             line.get("hand"): (number, line)
             for number, line in self.lines[1:]
@@ -100,7 +104,11 @@ class _Replay:
                 decisions += 1
                 faults += "fault" in line
             elif kind == "forfeit":
-                game.forfeit(int(line["seat"]))
+                seat: Any = line.get("seat")  # checked by forfeit
+                try:
+                    game.forfeit(seat)
+                except ArenaError as exc:
+                    raise self.fail(str(exc)) from None
             elif kind == "game_end" and line.get("reason") == "aborted" and not game.is_over:
                 # Not a rule: the game master stopped the game (shutdown); nothing to re-derive.
                 game.abort(str(line.get("detail", "")))
@@ -119,9 +127,10 @@ class _Replay:
         if engine_key:
             missing = engine_key[0]
             raise self.fail(f"the record lacks the {missing['event']} line the rules produce")
+        named = get_ruleset(ruleset.name) if ruleset.name in RULESETS else None
         return Verified(
             game_id=str(head.get("game_id", "")),
-            ruleset=ruleset.name,
+            ruleset=ruleset.name if ruleset == named else f"{ruleset.name} (custom parameters)",
             hands=game.hand_number,
             decisions=decisions,
             faults=faults,
@@ -166,8 +175,23 @@ class _Replay:
         if sorted(dealt) != sorted(self.full_pack):
             raise self.fail(f"the deal is not one full pack, each card once ({_RULE['deal']})")
 
+    def _check_seats(self, seats: Any) -> None:
+        """RECORD.md's header names each seat and its team; RULES.md §1 fixes the teams."""
+        expected = [{"seat": s, "team": s % 2} for s in range(4)]
+        if (
+            not isinstance(seats, list)
+            or [
+                {"seat": x.get("seat"), "team": x.get("team")} if isinstance(x, dict) else x
+                for x in seats
+            ]
+            != expected
+        ):
+            raise self.fail("bad header: seats must list seats 0-3 in order, teams 0, 1, 0, 1")
+
     def _apply(self, game: Game, line: dict[str, Any]) -> None:
         seat, text = line.get("seat"), line.get("action")
+        if not isinstance(seat, int) or isinstance(seat, bool) or seat not in range(4):
+            raise self.fail(f"an action line needs the seat (0-3) that acted, not {seat!r}")
         if line.get("hand") != game.hand_number:
             raise self.fail(f"action in hand {line.get('hand')} but hand {game.hand_number} is on")
         try:

@@ -278,7 +278,9 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"FAIL {exc}", file=sys.stderr)
             failed += 1
             continue
-        winner = "draw" if v.winner is None else f"team {v.winner} wins"
+        winner = f"team {v.winner} wins" if v.winner is not None else "draw"
+        if v.reason == "aborted":  # stopped by the platform: not a draw, no result at all
+            winner = "no result"
         print(
             f"OK   {path}: {v.ruleset}, {v.hands} hands, {v.decisions} decisions, "
             f"{v.faults} faults, {winner}, {v.scores[0]} to {v.scores[1]} ({v.reason})"

@@ -132,6 +132,70 @@ def test_an_aborted_game_verifies_as_aborted() -> None:
     assert verified.reason == "aborted" and verified.winner is None
 
 
+def _finished_record() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in _record().splitlines()]
+
+
+def _text(lines: list[dict[str, Any]]) -> str:
+    return "\n".join(json.dumps(line) for line in lines)
+
+
+def test_a_forfeit_after_the_game_ended_is_refused() -> None:
+    lines = _finished_record()
+    end = lines[-1]
+    assert end["reason"] in ("target", "max_hands")
+    loser = end["winner"] if end["winner"] is not None else 0  # a seat of the winning team
+    lines.append({"event": "forfeit", "hand": lines[-2]["hand"], "seat": loser})
+    lines.append({**end, "winner": 1 - loser, "reason": "forfeit", "forfeit_seat": loser})
+    with pytest.raises(RecordError, match="cannot forfeit: the game is over"):
+        verify_text(_text(lines))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda ls: ls[0].update(first_dealer=5), "first_dealer 5 is not a seat"),
+        (lambda ls: ls[0]["seats"][1].update(team=0), "teams 0, 1, 0, 1"),
+        (lambda ls: ls[0].pop("seats"), "seats must list seats 0-3"),
+        (
+            lambda ls: next(x for x in ls if x.get("event") == "action").pop("seat"),
+            "needs the seat",
+        ),
+        (lambda ls: ls.insert(3, {"event": "forfeit", "hand": 1, "seat": "x"}), "no seat 'x'"),
+        (lambda ls: ls.insert(3, {"event": "forfeit", "hand": 1, "seat": 9}), "no seat 9"),
+    ],
+)
+def test_missing_or_impossible_fields_are_refused_not_crashed_on(
+    change: Callable[[list[dict[str, Any]]], object], message: str
+) -> None:
+    lines = _finished_record()
+    change(lines)
+    with pytest.raises(RecordError, match=message):
+        verify_text(_text(lines))
+
+
+def test_a_custom_ruleset_under_a_standard_name_is_reported_as_custom() -> None:
+    lines = _finished_record()
+    lines[0]["ruleset"] = STANDARD.parameters()
+    assert verify_text(_text(lines)).ruleset == "standard"
+    lines[0]["ruleset"] = dict(STANDARD.parameters(), max_hands=99)  # the game had fewer
+    assert verify_text(_text(lines)).ruleset == "standard (custom parameters)"
+
+
+def test_cli_says_an_aborted_game_has_no_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    game = Game(STANDARD, 3)
+    for _ in range(30):
+        game.apply(game.legal().first())
+    game.abort("the game master shut down")
+    path = tmp_path / "aborted.jsonl"
+    path.write_text(game_record(game, AGENTS, "aborted"))
+    assert main(["verify", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "faults, no result, " in out and out.endswith("(aborted)\n") and "draw" not in out
+
+
 def test_a_forfeit_verifies_and_names_the_losing_team() -> None:
     game = Game(STANDARD, 5)
     for _ in range(12):
