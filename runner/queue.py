@@ -64,11 +64,11 @@ def enqueue_game_set(queue: Queue, set_id: str, *, at_front: bool = False) -> Jo
 # Held by the reconciler's pass and by enqueue_game_sets: RQ queues a job id again if asked
 # twice, so the two must not both find a new set without a job and both enqueue it.
 _ENQUEUE_LOCK = "arena:lock:reconcile:{queue}"
-ENQUEUE_LOCK_TTL = 60
+_ENQUEUE_LOCK_TTL = 60
 
 
 def enqueue_lock(queue: Queue) -> Lock:
-    return queue.connection.lock(_ENQUEUE_LOCK.format(queue=queue.name), timeout=ENQUEUE_LOCK_TTL)
+    return queue.connection.lock(_ENQUEUE_LOCK.format(queue=queue.name), timeout=_ENQUEUE_LOCK_TTL)
 
 
 def enqueue_game_sets(queue: Queue, set_ids: Iterable[str]) -> int:
