@@ -75,6 +75,7 @@ def create_tournament(
     connect_ms: int | None = None,
     exclusive: bool = False,
     enqueue: Callable[[Sequence[str]], int] | None = None,
+    in_process: bool = False,
 ) -> Tournament:
     """Plan (pure, deterministic from the seed), store with all sets queued, then enqueue.
 
@@ -99,6 +100,8 @@ def create_tournament(
                 **asdict(limits),
                 "connect_ms": connect_ms or CONNECT_MS,
                 "exclusive": exclusive,
+                # Played by the process that created it (`arena match`): not the workers'.
+                **({"in_process": True} if in_process else {}),
             },
             nightly=nightly,
             tournament_id=tid,
@@ -286,13 +289,14 @@ def finish_settled_tournaments(session: Session) -> list[str]:
 
 
 def unsettled_sets(session: Session) -> list[tuple[str, str, int]]:
-    """(set id, state, attempts) of every set not done or failed, in unfinished tournaments."""
+    """(set id, state, attempts) of every set not done or failed, in unfinished tournaments
+    that workers play (not those a process plays itself)."""
     from sqlalchemy import select
 
     from arena.storage.models import GameSet
 
     query = (
-        select(GameSet.id, GameSet.state, GameSet.attempts)
+        select(GameSet.id, GameSet.state, GameSet.attempts, Tournament.limits)
         .join(Tournament)
         .where(
             Tournament.state.in_((TournamentState.QUEUED.value, TournamentState.RUNNING.value)),
@@ -300,7 +304,11 @@ def unsettled_sets(session: Session) -> list[tuple[str, str, int]]:
         )
         .order_by(GameSet.tournament_id, GameSet.index)
     )
-    return [(sid, state, int(attempts)) for sid, state, attempts in session.execute(query)]
+    return [
+        (sid, state, int(attempts))
+        for sid, state, attempts, limits in session.execute(query)
+        if not (limits or {}).get("in_process")
+    ]
 
 
 def eta_seconds(started: float, done: int, total: int, now: float | None = None) -> float | None:

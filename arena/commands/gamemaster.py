@@ -51,7 +51,8 @@ def _gamemaster(args: argparse.Namespace) -> int:
     from arena.gamemaster.server import DEFAULT_MAX_GAMES, serve
 
     logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=args.log_level.upper(),
+        format="%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s",
     )
     try:
         limits = GameLimits.from_env().with_overrides(

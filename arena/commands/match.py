@@ -73,6 +73,7 @@ def _run(args: argparse.Namespace) -> int:
             ruleset=args.ruleset,
             seed=args.seed,
             enqueue=enqueue,
+            in_process=not args.queue,  # so running workers leave its sets alone
         )
         with db.session() as session:
             sets = repo.list_game_sets(session, tournament.id)
@@ -84,8 +85,11 @@ def _run(args: argparse.Namespace) -> int:
             f"bounds [{sprt.lower_bound:.2f}, {sprt.upper_bound:.2f}]"
         )
         follow = _follow_queue if args.queue else _play_here
-        played = follow(db, set_ids, sprt)
-        _settle(db, tournament.id, set_ids[played:])
+        played, why = 0, "not played: the match was stopped"
+        try:
+            played, why = follow(db, set_ids, sprt), "not played: the SPRT had decided"
+        finally:  # whatever ended the match (Ctrl-C too), it finishes: no set is left pending
+            _settle(db, tournament.id, set_ids[played:], why)
     verdict = {
         "H1": f"H1 accepted: {a_ref} is stronger by at least {elo1:g} Elo",
         "H0": f"H0 accepted: {a_ref} is not stronger by {elo1:g} Elo (at most {elo0:g})",
@@ -141,14 +145,14 @@ def _follow_queue(db: Database, set_ids: list[str], sprt: Sprt) -> int:
     return index
 
 
-def _settle(db: Database, tournament_id: str, unplayed: list[str]) -> None:
-    """Sets the test no longer needs are marked failed ("not needed"), so the match finishes."""
+def _settle(db: Database, tournament_id: str, unplayed: list[str], why: str) -> None:
+    """Sets the match did not play are marked failed (`why`), so the match finishes."""
     from arena.storage import repo
     from runner.tournament import finish_if_done
 
     with db.session() as session:
         for set_id in unplayed:
-            repo.mark_set_failed(session, set_id, "not played: the SPRT had decided")
+            repo.mark_set_failed(session, set_id, why)
         finish_if_done(session, tournament_id)
     if unplayed:
         try:

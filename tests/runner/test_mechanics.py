@@ -205,6 +205,25 @@ def test_a_reconciler_pass_while_a_tournament_is_enqueued_queues_no_set_twice(
     assert queue.job_ids == set_ids
 
 
+def test_the_reconciler_leaves_the_sets_of_an_in_process_match_alone(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # `arena match` without --queue plays its sets itself: running workers must not play
+    # them too (they did: sets played and rated after the SPRT had stopped the match).
+    from runner import redis_conn
+    from runner.reconcile import reconcile
+    from runner.tournament import create_tournament
+
+    register("random", "greedy")
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        create_tournament(
+            db, format="gauntlet", bots=None, sets=2, ruleset=QUICK, seed=3, in_process=True
+        )
+        assert reconcile(db, redis_conn.connect()).enqueued == []
+        _tid, set_ids = _tournament(arena_env, sets=1)  # one for the workers: queued
+        assert reconcile(db, redis_conn.connect()).enqueued == set_ids
+
+
 def test_reconciler_enqueues_sets_missing_from_redis_once(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
