@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import grpc
 from sqlalchemy.orm import Session
 
 from arena.config import Limits
@@ -33,6 +34,8 @@ log = logging.getLogger(__name__)
 
 # Attempts at one set before it is given up as failed (the first run plus RQ's retries).
 MAX_ATTEMPTS = 3
+# How long a set waits for an unreachable game master before it counts as a failed attempt.
+GAME_MASTER_WAIT_S = 60.0
 
 
 class TournamentError(ArenaError, ValueError):
@@ -197,6 +200,9 @@ def _run_game_set(
         limits = Limits(**{k: v for k, v in tournament.limits.items() if k in _LIMIT_FIELDS})
         connect_ms = int(tournament.limits.get("connect_ms", CONNECT_MS))
     timings: list[GameTiming] = []
+    # A game master restarting (or not up yet) costs the set a wait, not one of its attempts.
+    with contextlib.suppress(grpc.FutureTimeoutError):
+        client.wait_ready(timeout=GAME_MASTER_WAIT_S)
     # Agents are stopped in the background, and all of them before the set returns.
     with AgentStopper() as stopper:
         try:

@@ -38,6 +38,8 @@ JOB_HEARTBEAT_GRACE = 15
 MAINTENANCE_INTERVAL = 15
 RECONCILE_INTERVAL = 15
 _RECONNECT_MAX_WAIT = 10.0
+# Longest pause before starting again a worker that keeps dying.
+RESTART_PAUSE_MAX = 60.0
 
 _PR_SET_PDEATHSIG = 1
 
@@ -183,14 +185,34 @@ class Supervisor:
         signal.signal(signal.SIGINT, self._stop)
         self._reconcile()
         for index in range(self.count):
-            self.children[index] = self._spawn(index)
+            if not self._stopping:  # a signal during the first pass: start nothing
+                self.children[index] = self._spawn(index)
         next_reconcile = time.monotonic() + self.reconcile_every
+        # A worker that keeps dying (a database that does not answer, say) is started again
+        # after a pause that doubles each time it lived less than a minute.
+        started = [time.monotonic()] * self.count
+        pause = [0.0] * self.count
+        next_start = [0.0] * self.count
         while not self._stopping:
+            now = time.monotonic()
             for index, child in enumerate(self.children):
-                code = child.poll() if child is not None else 0
-                if code is not None and not self._stopping:
-                    log.warning("worker %d exited (code %s); starting a new one", index, code)
+                if child is not None:
+                    code = child.poll()
+                    if code is None:
+                        continue
+                    short = now - started[index] < 60
+                    pause[index] = min(2 * pause[index] or 1.0, RESTART_PAUSE_MAX) if short else 0
+                    log.warning(
+                        "worker %d exited (code %s); starting a new one in %.0f s",
+                        index,
+                        code,
+                        pause[index],
+                    )
+                    self.children[index] = None
+                    next_start[index] = now + pause[index]
+                if now >= next_start[index] and not self._stopping:
                     self.children[index] = self._spawn(index)
+                    started[index] = now
             if time.monotonic() >= next_reconcile:
                 self._reconcile()
                 next_reconcile = time.monotonic() + self.reconcile_every

@@ -108,6 +108,30 @@ def test_a_set_played_twice_at_once_records_one_runs_games_never_an_aborted_one(
             assert all(g.reason in ("max_hands", "target", "forfeit") for g in games)
 
 
+def test_a_set_waits_for_a_game_master_that_is_starting(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # A game master restarting is a wait, not a failed attempt (with none there, every set
+    # of a tournament failed within seconds).
+    from arena.gamemaster.server import start_in_thread
+    from runner.stack import free_port
+    from runner.tournament import run_game_set
+
+    register("random", "greedy")
+    _tid, [set_id] = _tournament(arena_env)
+    address = f"127.0.0.1:{free_port()}"
+    started = []
+    late = threading.Timer(1.0, lambda: started.append(start_in_thread(address)))
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, GameMasterClient(address) as client:
+        late.start()
+        try:
+            outcome = run_game_set(db, set_id, client)
+        finally:
+            late.join()
+            started[0].stop()
+    assert outcome.recorded and outcome.state == "done" and outcome.attempts == 1
+
+
 def _record_without_rating(db: Database, set_id: str) -> None:
     """Store a set's two games as a worker does, then "die": no rating pass, no finishing."""
     from arena.storage.repo import GameResult
