@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import redis
-from croniter import croniter
+from croniter import CroniterError, croniter
 from rq.cron import CronJob, CronScheduler
 from rq.job import Job
 
@@ -56,12 +56,18 @@ class SchedulerLockLost(ArenaError):
 
 
 def check_cron(expression: str) -> str:
-    if not croniter.is_valid(expression):
-        raise ConfigError(
-            f"ARENA_NIGHTLY_CRON={expression!r} is not a cron expression "
-            "(five fields: minute hour day month weekday, e.g. '0 2 * * *')"
-        )
-    return expression
+    """The expression if it has five fields and fires at all ('0 0 31 4 *' never does)."""
+    problem = "is not a cron expression"
+    if len(expression.split()) == 5 and croniter.is_valid(expression):
+        try:
+            croniter(expression, datetime.now(UTC)).get_next(datetime)
+            return expression
+        except (CroniterError, ValueError):
+            problem = "never fires"
+    raise ConfigError(
+        f"ARENA_NIGHTLY_CRON={expression!r} {problem} "
+        "(five fields: minute hour day month weekday, e.g. '0 2 * * *')"
+    )
 
 
 class UtcCronJob(CronJob):

@@ -45,6 +45,8 @@ def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
         ),
         ({"ARENA_DECISION_MS": "soon"}, ["gamemaster", "--listen", "127.0.0.1:0"], "'soon'"),
         ({"ARENA_FAULT_LIMIT": "0"}, ["gamemaster", "--listen", "127.0.0.1:0"], "at least 1"),
+        ({"ARENA_NIGHTLY_CRON": "0 0 31 4 *"}, ["scheduler"], "'0 0 31 4 *' never fires"),
+        ({"ARENA_NIGHTLY_CRON": "* * * * * *"}, ["scheduler"], "is not a cron expression"),
     ],
 )
 def test_bad_configuration_is_one_actionable_line(
@@ -56,3 +58,14 @@ def test_bad_configuration_is_one_actionable_line(
     assert expected.format(port=port) in done.stderr
     assert "Traceback" not in done.stderr
     assert "s3cret" not in done.stderr
+
+
+def test_a_game_master_port_in_use_is_one_actionable_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _arena(tmp_path, "gamemaster", "--listen", f"127.0.0.1:{port}")
+    assert done.returncode == 2, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--listen" in done.stderr
+    assert "Traceback" not in done.stderr

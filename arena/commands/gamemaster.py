@@ -42,7 +42,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="require this token on OpenGame/AwaitGame/AbortGame (default: ARENA_ADMIN_TOKEN; "
         "empty = no check, for a game master only the workers can reach)",
     )
-    p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    p.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="logging level (default INFO)",
+    )
     p.set_defaults(func=_gamemaster)
 
 
@@ -51,7 +57,7 @@ def _gamemaster(args: argparse.Namespace) -> int:
     from arena.gamemaster.server import DEFAULT_MAX_GAMES, serve
 
     logging.basicConfig(
-        level=args.log_level.upper(),
+        level=args.log_level,
         format="%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s",
     )
     try:
@@ -66,9 +72,15 @@ def _gamemaster(args: argparse.Namespace) -> int:
 
         raise ConfigError(str(exc)) from None
     admin_token = env("ARENA_ADMIN_TOKEN") if args.admin_token is None else args.admin_token
-    return serve(
-        args.listen or env("ARENA_GAME_MASTER"),
-        limits=limits,
-        admin_token=admin_token or None,
-        max_games=args.max_games or DEFAULT_MAX_GAMES,
-    )
+    address = args.listen or env("ARENA_GAME_MASTER")
+    try:
+        return serve(
+            address,
+            limits=limits,
+            admin_token=admin_token or None,
+            max_games=args.max_games or DEFAULT_MAX_GAMES,
+        )
+    except OSError as exc:  # the port is taken, or not an address of this machine
+        from arena.config import ConfigError
+
+        raise ConfigError(f"{exc} (another game master there? choose one with --listen)") from None
