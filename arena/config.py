@@ -33,7 +33,11 @@ def env(name: str) -> str:
     return os.environ.get(name, VARIABLES[name][0])
 
 
-def env_int(name: str, minimum: int = 0) -> int:
+# The wire carries limits as uint32 (proto/sixtythree/v1/arena.proto, Limits).
+UINT32_MAX = 2**32 - 1
+
+
+def env_int(name: str, minimum: int = 0, maximum: int = UINT32_MAX) -> int:
     raw = env(name)
     try:
         value = int(raw)
@@ -41,6 +45,8 @@ def env_int(name: str, minimum: int = 0) -> int:
         raise ConfigError(f"{name}={raw!r} is not a whole number") from None
     if value < minimum:
         raise ConfigError(f"{name}={value} must be at least {minimum}")
+    if value > maximum:
+        raise ConfigError(f"{name}={value} must be at most {maximum}")
     return value
 
 

@@ -19,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="HOST:PORT",
         help="address to serve on (default: ARENA_DASHBOARD_LISTEN, 127.0.0.1:8063)",
     )
-    p.add_argument("--threads", type=int, default=8, help="waitress worker threads (default 8)")
+    p.add_argument(
+        "--threads", type=_threads, default=8, help="waitress worker threads (default 8)"
+    )
     p.set_defaults(func=_serve)
 
 
@@ -40,3 +42,10 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"arena dashboard: serving http://{host}:{port}/ (database {app.config['DATABASE_URL']})")
     waitress.serve(app, host=host, port=port, threads=args.threads, ident="sixty-three-arena")
     return 0
+
+
+def _threads(text: str) -> int:
+    count = int(text)
+    if count < 1:  # waitress takes 0 and then never answers
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {count}")
+    return count

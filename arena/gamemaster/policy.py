@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from arena.config import Limits
+from arena.config import UINT32_MAX, Limits
 
 # How long a seat has to say Hello after OpenGame, by default. Containers can take a while.
 DEFAULT_CONNECT_MS = 60_000
@@ -59,6 +59,9 @@ class GameLimits:
             raise ValueError(f"connect_ms must be at least 1, not {self.connect_ms}")
         if self.bank_ms < 0:
             raise ValueError(f"bank_ms must not be negative, not {self.bank_ms}")
+        for name, value in self.to_dict().items():
+            if value > UINT32_MAX:  # the wire's Limits are uint32
+                raise ValueError(f"{name} must be at most {UINT32_MAX}, not {value}")
 
     def to_dict(self) -> dict[str, Any]:
         return {
