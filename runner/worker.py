@@ -21,6 +21,7 @@ from typing import Any
 
 import redis
 from rq import Queue, SimpleWorker
+from rq.exceptions import StopRequested
 from rq.job import Job
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
@@ -97,6 +98,20 @@ class ArenaWorker(SimpleWorker):
             interval = min(job.timeout - working_time, interval)
         return int(interval) + JOB_HEARTBEAT_GRACE
 
+    lost_redis = False
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+        try:
+            super().heartbeat(timeout, pipeline)
+        except (redis.ConnectionError, redis.TimeoutError):
+            if pipeline is not None or self.get_state() == WorkerStatus.BUSY:
+                raise
+            # Idle, and Redis is gone. RQ would retry this same client forever, but an
+            # embedded Redis started again listens on a new socket: leave RQ's loop quietly
+            # and let work_forever connect afresh.
+            self.lost_redis = True
+            raise StopRequested() from None
+
     def maintain_heartbeats(self, job: Job, execution: Any) -> None:
         # Losing Redis for a moment must not abandon a game in progress: the result goes to
         # the database, and the heartbeat resumes once Redis is back.
@@ -133,6 +148,8 @@ def work_forever(queue: str, *, burst: bool = False) -> int:
                 log.warning("reconnected to Redis at %s", redis_conn.describe())
             wait = 1.0
             worker.work(burst=burst, logging_level="INFO")
+            if worker.lost_redis:
+                raise redis_conn.RedisUnavailable("the connection was lost")
             if burst or _stop_requested(worker):
                 return 0
             # RQ's loop quits on errors it does not handle (a Redis timeout among them).

@@ -4,7 +4,9 @@ single-instance rule, the embedded Redis, status lines."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -421,3 +423,54 @@ def test_an_exclusive_tournament_waits_for_a_bot_busy_elsewhere(
                 busy.release()
             runner.join(timeout=120)
         assert outcomes and outcomes[0].recorded
+
+
+def test_a_worker_reconnects_after_the_embedded_redis_is_killed(
+    arena_env: dict[str, str], register: Callable[..., list[str]], tmp_path: Path
+) -> None:
+    # A new embedded server listens on a new socket: RQ's own retries kept knocking on the old
+    # one, and sets queued afterwards were never played.
+    from runner import redis_conn
+    from runner.queue import arena_queue, enqueue_game_sets
+    from runner.tournament import create_tournament
+
+    register("random", "greedy")
+    env = {**os.environ, **arena_env, "ARENA_REDIS_URL": ""}
+    os.environ["ARENA_REDIS_URL"] = ""  # this process too (arena_env's monkeypatch restores it)
+    data = Path(arena_env["ARENA_DATA_DIR"])
+    redis_conn.connect()  # the embedded server, shared with the worker
+    log = tmp_path / "worker.log"
+    with log.open("w") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "runner.worker", "--queue", arena_env["ARENA_QUEUE"]],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for(lambda: "Listening on" in log.read_text(), 30, "the worker to start")
+        pidfile = json.loads((data / f"{redis_conn.EMBEDDED_RDB}.settings").read_text())["pidfile"]
+        os.kill(int(Path(pidfile).read_text()), signal.SIGKILL)
+        time.sleep(1)
+        queue = arena_queue(redis_conn.connect())  # starts a new server, on a new socket
+        with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+            t = create_tournament(
+                db,
+                format="round-robin",
+                bots=None,
+                sets=1,
+                ruleset=QUICK,
+                seed=3,
+                enqueue=lambda ids: enqueue_game_sets(queue, ids),
+            )
+
+            def done() -> bool:
+                with db.session() as session:
+                    return repo.tournament_progress(session, t.id).done == 1
+
+            wait_for(done, 90, "the set to be played after the restart")
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    assert "reconnected to Redis" in log.read_text()
