@@ -67,6 +67,17 @@ class Limits:
         )
 
 
+def parse_listen(text: str) -> tuple[str, int]:
+    """HOST:PORT (`[::1]:PORT` too; an empty host is 127.0.0.1) as (host, port)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
+        raise ConfigError(
+            f"--listen {text!r}: write it as HOST:PORT (the port must be a number from 0 to "
+            "65535), e.g. 127.0.0.1:8063"
+        )
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
 def data_dir() -> Path:
     path = Path(env("ARENA_DATA_DIR")).resolve()
     path.mkdir(parents=True, exist_ok=True)

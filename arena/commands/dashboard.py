@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from arena.config import ConfigError, env
+from arena.config import env, parse_listen
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,13 +23,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--threads", type=_threads, default=8, help="waitress worker threads (default 8)"
     )
     p.set_defaults(func=_serve)
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(f"--listen {text!r}: write it as HOST:PORT, e.g. 127.0.0.1:8063")
-    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from arena.config import env
+from arena.config import ConfigError, env, parse_listen
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -68,11 +68,10 @@ def _gamemaster(args: argparse.Namespace) -> int:
             connect_ms=args.connect_ms,
         )
     except ValueError as exc:
-        from arena.config import ConfigError
-
         raise ConfigError(str(exc)) from None
     admin_token = env("ARENA_ADMIN_TOKEN") if args.admin_token is None else args.admin_token
     address = args.listen or env("ARENA_GAME_MASTER")
+    parse_listen(address)  # a clear error for what gRPC would misread (a port above 65535)
     try:
         return serve(
             address,
@@ -81,6 +80,4 @@ def _gamemaster(args: argparse.Namespace) -> int:
             max_games=args.max_games or DEFAULT_MAX_GAMES,
         )
     except OSError as exc:  # the port is taken, or not an address of this machine
-        from arena.config import ConfigError
-
         raise ConfigError(f"{exc} (another game master there? choose one with --listen)") from None

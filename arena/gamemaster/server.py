@@ -457,9 +457,6 @@ async def create_server(
     retain_s: float = RETAIN_S,
 ) -> GameMasterServer:
     """Build and start a game master on ``address`` (port 0 picks a free port)."""
-    wanted = address.rsplit(":", 1)[-1]
-    if not (wanted.isascii() and wanted.isdigit() and int(wanted) <= 65535):
-        raise OSError(f"cannot listen on {address}: the port must be a number from 0 to 65535")
     service = GameMasterService(limits or GameLimits.from_env(), admin_token, max_games, retain_s)
     server = grpc.aio.server(
         options=[
