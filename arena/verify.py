@@ -12,7 +12,7 @@ from arena.cards import Card, deck, parse_card
 from arena.errors import ArenaError, RecordError
 from arena.game import HAND_SIZE, Deal, Event, Game
 from arena.record import RECORD_FORMAT, ruleset_of
-from arena.rulesets import RULESETS, get_ruleset
+from arena.rulesets import RULESETS
 
 # Lines whose order and content are the record's guarantees; all others are derived events.
 _KEY_EVENTS = ("deal", "action", "hand_end", "game_end", "forfeit")
@@ -127,10 +127,10 @@ class _Replay:
         if engine_key:
             missing = engine_key[0]
             raise self.fail(f"the record lacks the {missing['event']} line the rules produce")
-        named = get_ruleset(ruleset.name) if ruleset.name in RULESETS else None
+        named = RULESETS.get(ruleset.name) == ruleset
         return Verified(
             game_id=str(head.get("game_id", "")),
-            ruleset=ruleset.name if ruleset == named else f"{ruleset.name} (custom parameters)",
+            ruleset=ruleset.name if named else f"{ruleset.name} (custom parameters)",
             hands=game.hand_number,
             decisions=decisions,
             faults=faults,
@@ -177,14 +177,13 @@ class _Replay:
 
     def _check_seats(self, seats: Any) -> None:
         """RECORD.md's header names each seat and its team; RULES.md §1 fixes the teams."""
-        expected = [{"seat": s, "team": s % 2} for s in range(4)]
         if (
             not isinstance(seats, list)
-            or [
-                {"seat": x.get("seat"), "team": x.get("team")} if isinstance(x, dict) else x
-                for x in seats
-            ]
-            != expected
+            or len(seats) != 4
+            or any(
+                not isinstance(x, dict) or (x.get("seat"), x.get("team")) != (s, s % 2)
+                for s, x in enumerate(seats)
+            )
         ):
             raise self.fail("bad header: seats must list seats 0-3 in order, teams 0, 1, 0, 1")
 

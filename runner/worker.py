@@ -73,6 +73,8 @@ class ArenaWorker(SimpleWorker):
     worker retries it; the fork server, losing its worker, kills the Python agents at once.
     """
 
+    lost_redis = False  # set when it left RQ's loop because Redis went away (see heartbeat)
+
     def execute_job(self, job: Job, queue: Queue) -> None:
         execution = self.prepare_execution(job)
         done = threading.Event()
@@ -97,8 +99,6 @@ class ArenaWorker(SimpleWorker):
         if job.timeout and job.timeout > 0:
             interval = min(job.timeout - working_time, interval)
         return int(interval) + JOB_HEARTBEAT_GRACE
-
-    lost_redis = False
 
     def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
         try:

@@ -278,9 +278,10 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"FAIL {exc}", file=sys.stderr)
             failed += 1
             continue
-        winner = f"team {v.winner} wins" if v.winner is not None else "draw"
         if v.reason == "aborted":  # stopped by the platform: not a draw, no result at all
             winner = "no result"
+        else:
+            winner = "draw" if v.winner is None else f"team {v.winner} wins"
         print(
             f"OK   {path}: {v.ruleset}, {v.hands} hands, {v.decisions} decisions, "
             f"{v.faults} faults, {winner}, {v.scores[0]} to {v.scores[1]} ({v.reason})"
