@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from arena.config import env, parse_listen
+from arena.config import ConfigError, env, parse_listen
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,8 +32,17 @@ def _serve(args: argparse.Namespace) -> int:
 
     host, port = parse_listen(args.listen or env("ARENA_DASHBOARD_LISTEN"))
     app = create_app()
+    try:
+        server = waitress.create_server(
+            app, host=host, port=port, threads=args.threads, ident="sixty-three-arena"
+        )
+    except (OSError, ValueError) as exc:  # waitress says ValueError for a host it can't resolve
+        raise ConfigError(
+            f"cannot serve the dashboard on {host}:{port}: {exc} (is another program on that "
+            "port, or is the host not an address of this machine? choose one with --listen)"
+        ) from None
     print(f"arena dashboard: serving http://{host}:{port}/ (database {app.config['DATABASE_URL']})")
-    waitress.serve(app, host=host, port=port, threads=args.threads, ident="sixty-three-arena")
+    server.run()
     return 0
 
 

@@ -139,3 +139,24 @@ def test_the_computed_leaderboard_shows_a_bot_disabled_after_it_was_cached(
     assert {r["bot"]: r["disabled"] for r in rows} == {"greedy": False, "random": True}
     db.dispose()
     app.extensions["arena_database"].dispose()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "no-such-host.invalid"])
+def test_arena_dashboard_on_an_address_it_cannot_use_says_so(tmp_path: Path, host: str) -> None:
+    env = {**os.environ, "ARENA_DATABASE_URL": f"sqlite:///{tmp_path / 'arena.db'}"}
+    arena = Path(sys.executable).with_name("arena")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [str(arena), "dashboard", "--listen", f"{host}:{port}"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert done.returncode == 2
+    assert f"cannot serve the dashboard on {host}:{port}" in done.stderr
+    assert "choose one with --listen" in done.stderr
+    assert "Traceback" not in done.stderr
