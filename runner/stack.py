@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +56,7 @@ class Stack:
     def start(self, name: str, command: list[str], ready: Callable[[], bool]) -> Service:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_dir / f"{name}.log"
-        with log.open("ab") as out:
+        with log.open("wb") as out:  # this run's log only: log_ready must not read an old one
             process = subprocess.Popen(
                 command,
                 stdin=subprocess.DEVNULL,
@@ -131,17 +130,6 @@ def grpc_ready(address: str) -> Callable[[], bool]:
             except grpc.RpcError:
                 return False
             return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
-
-    return ready
-
-
-def http_ready(url: str) -> Callable[[], bool]:
-    def ready() -> bool:
-        try:
-            with urllib.request.urlopen(url, timeout=1) as reply:
-                return bool(reply.status == 200)
-        except OSError:
-            return False
 
     return ready
 

@@ -158,3 +158,37 @@ def test_sigterm_stops_the_demo_and_every_process_it_started(tmp_path: Path) -> 
     assert demo.wait(timeout=60) == 0, out
     assert "[demo] stopping" in out and "all processes stopped" in out, out
     _assert_nothing_left(tmp_path, out)
+
+
+def test_a_demo_whose_dashboard_address_is_taken_says_so_and_stops(tmp_path: Path) -> None:
+    """Another program answering on that address (another demo, say) is not taken for ours."""
+    import http.server
+    import threading
+
+    class Healthy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # every page, /healthz too, answers 200
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"status": "ok"}')
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Healthy)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    port = other.server_address[1]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "demo", "--listen", f"127.0.0.1:{port}"],
+            env=_demo_env(tmp_path),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        other.shutdown()
+        other.server_close()
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out
+    assert f"cannot serve the dashboard on 127.0.0.1:{port}" in out, out
+    assert "Address already in use" in out, out
+    assert "round robin" not in out, out  # it stopped before playing
+    _assert_nothing_left(tmp_path, out)

@@ -41,7 +41,8 @@ def _serve(args: argparse.Namespace) -> int:
             f"cannot serve the dashboard on {host}:{port}: {exc} (is another program on that "
             "port, or is the host not an address of this machine? choose one with --listen)"
         ) from None
-    print(f"arena dashboard: serving http://{host}:{port}/ (database {app.config['DATABASE_URL']})")
+    database = app.config["DATABASE_URL"]
+    print(f"arena dashboard: serving http://{host}:{port}/ (database {database})", flush=True)
     server.run()
     return 0
 

@@ -164,20 +164,17 @@ def _node_ready() -> bool:
 
 def _start_services(stack: Stack, args: argparse.Namespace) -> None:
     from arena.config import env
-    from runner.stack import arena_command, free_port, grpc_ready, http_ready, log_ready
+    from runner.stack import arena_command, free_port, grpc_ready, log_ready
 
     gm = f"127.0.0.1:{free_port()}"
     stack.env["ARENA_GAME_MASTER"] = gm
     _say(f"starting the game master on {gm}")
     stack.start("gamemaster", arena_command("gamemaster", "--listen", gm), grpc_ready(gm))
     _say(f"starting {args.workers} workers")
-    worker_log = stack.log_dir / "workers.log"
-    if worker_log.exists():
-        worker_log.unlink()
     stack.start(
         "workers",
         arena_command("worker", "--count", str(args.workers)),
-        log_ready(worker_log, "started (pid"),
+        log_ready(stack.log_dir / "workers.log", "started (pid"),
     )
     if not args.no_serve:
         listen = args.listen or env("ARENA_DASHBOARD_LISTEN")
@@ -185,7 +182,8 @@ def _start_services(stack: Stack, args: argparse.Namespace) -> None:
         stack.start(
             "dashboard",
             arena_command("dashboard", "--listen", listen),
-            http_ready(f"http://{listen}/healthz"),
+            # its own line, not an answer on that address: another program may be serving there
+            log_ready(stack.log_dir / "dashboard.log", "arena dashboard: serving"),
         )
 
 
