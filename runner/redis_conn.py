@@ -128,7 +128,7 @@ def embedded(directory: Path) -> redis.Redis:
         lite.cleanupregistry = False
         lite.connection_pool.disconnect()
     if directory not in _embedded_sockets:
-        atexit.register(_release, directory)
+        atexit.register(release_embedded, directory)
     _embedded_sockets[directory] = socket_path
     client = _client(socket_path)
     ping(client, f"unix://{socket_path} (embedded, data directory {directory})")
@@ -151,8 +151,10 @@ def _alive(client: redis.Redis) -> bool:
     return True
 
 
-def _release(directory: Path) -> None:
-    """At exit: stop the embedded server if no other arena process is connected to it."""
+def release_embedded(directory: Path) -> None:
+    """Stop the embedded server of `directory` unless another arena process is connected to it
+    (run at exit by every process that used it)."""
+    directory = directory.resolve()
     socket_path = _embedded_sockets.get(directory)
     if socket_path is None or not os.path.exists(socket_path):
         return

@@ -104,8 +104,8 @@ def _run_demo(args: argparse.Namespace) -> int:
         with _handling(signal.SIG_IGN, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             stack.stop()
             keep_alive.close()
-            if not redis_conn.redis_url():
-                redis_conn.stop_embedded(home)
+            if not redis_conn.redis_url():  # now, not at exit: "all processes stopped" is true
+                redis_conn.release_embedded(home)
         _say("all processes stopped")
 
 

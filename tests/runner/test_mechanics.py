@@ -382,6 +382,32 @@ def test_embedded_redis_is_shared_by_processes_and_stops_with_the_last(tmp_path:
     assert (tmp_path / redis_conn.EMBEDDED_RDB).exists(), "its data was saved"
 
 
+def test_releasing_the_embedded_redis_leaves_it_to_another_process_still_using_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As `arena demo` does on its way out while a worker of the same data directory runs on.
+    from runner import redis_conn
+
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("ARENA_REDIS_URL", "")
+    mine = redis_conn.connect()
+    socket_path = mine.connection_pool.connection_kwargs["path"]
+    other = subprocess.Popen(
+        [sys.executable, "-c", _EMBEDDED, "60"],
+        env={**os.environ}, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        assert other.stdout is not None
+        assert other.stdout.readline().strip() == socket_path
+        redis_conn.release_embedded(tmp_path)
+        assert mine.get("hits") == b"1", "still serving the other process"
+    finally:
+        other.kill()
+        other.wait()
+    redis_conn.release_embedded(tmp_path)  # the last one out now
+    assert not os.path.exists(socket_path)
+
+
 @pytest.mark.parametrize("exclusive", [True, False])
 def test_an_exclusive_tournament_waits_for_a_bot_busy_elsewhere(
     arena_env: dict[str, str], register: Callable[..., list[str]], exclusive: bool
