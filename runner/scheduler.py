@@ -187,11 +187,27 @@ def run_scheduler(
                 )
                 _sleep(wait, lambda: stopping)
                 wait = min(wait * 2, _RECONNECT_MAX_WAIT)
+                scheduler.connection = _reconnect(scheduler.connection)
     finally:
         with contextlib.suppress(redis.RedisError):
             scheduler.register_death()
         scheduler.release()
     return 0
+
+
+def _reconnect(connection: redis.Redis) -> redis.Redis:
+    """A client for where Redis is now. A Redis by URL comes back at the same address, but a
+    restarted embedded server listens on a new socket: find it, or start it."""
+    from runner import redis_conn
+
+    if redis_conn.redis_url():
+        return connection
+    try:
+        fresh = redis_conn.connect()
+    except redis_conn.RedisUnavailable:
+        return connection  # tried again after the next wait
+    log.warning("reconnected to Redis at %s", redis_conn.describe())
+    return fresh
 
 
 def _sleep(seconds: float, stop: Any) -> None:

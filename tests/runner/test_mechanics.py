@@ -303,6 +303,37 @@ def test_only_one_scheduler_runs(arena_env: dict[str, str]) -> None:
     assert not connection.exists(LOCK_KEY), "a stopped scheduler frees the lock"
 
 
+def test_the_scheduler_finds_the_embedded_redis_after_it_is_killed(
+    arena_env: dict[str, str], tmp_path: Path
+) -> None:
+    # The restarted server listens on a new socket; the scheduler knocked on the old one forever.
+    from runner import redis_conn
+    from runner.scheduler import LOCK_KEY
+
+    env = {**arena_env, "ARENA_REDIS_URL": ""}
+    data = Path(arena_env["ARENA_DATA_DIR"])
+    settings = data / f"{redis_conn.EMBEDDED_RDB}.settings"
+    scheduler = _scheduler(env)
+    try:
+        wait_for(settings.exists, 30, "the scheduler to start the embedded Redis")
+        first = json.loads(settings.read_text())
+        wait_for(lambda: redis_conn.embedded(data).exists(LOCK_KEY), 30, "the scheduler's lock")
+        os.kill(int(Path(first["pidfile"]).read_text()), signal.SIGKILL)
+
+        def locked_on_a_new_server() -> bool:
+            socket_path = redis_conn.embedded_socket(data)
+            if socket_path in (None, first["unixsocket"]):
+                return False
+            return bool(redis_conn.embedded(data).exists(LOCK_KEY))
+
+        wait_for(locked_on_a_new_server, 60, "the scheduler on a new embedded server")
+        assert scheduler.poll() is None
+    finally:
+        scheduler.terminate()
+        out, _ = scheduler.communicate(timeout=30)
+    assert "reconnected to Redis" in out, out
+
+
 def test_the_nightly_cron_is_read_in_utc_and_enqueues_a_json_job(arena_env: dict[str, str]) -> None:
     from runner import redis_conn
     from runner.queue import arena_queue, fetch_job
