@@ -85,11 +85,25 @@ def run_game_set(set_id: str) -> dict[str, Any]:
     return outcome.to_dict()
 
 
-def nightly_round_robin(sets: int = 2, ruleset: str = "standard") -> dict[str, Any]:
-    """Create and enqueue a round robin of every active bot's latest version."""
+def nightly_round_robin(
+    sets: int = 2, ruleset: str = "standard", night: str | None = None
+) -> dict[str, Any]:
+    """Create and enqueue a round robin of every active bot's latest version.
+
+    `night` (the scheduled time, "YYYYmmdd-HHMM" UTC) names the tournament, so that one night
+    gets one tournament however often its job runs: retried after a worker died, or enqueued by
+    a scheduler that woke from a pause after another took over.
+    """
+    from arena.storage import NotFound, repo
     from runner.queue import arena_queue, enqueue_game_sets
     from runner.tournament import TournamentError, create_tournament
 
+    tournament_id = f"nightly-{night}" if night else None
+    if tournament_id is not None:
+        with database().session() as session, contextlib.suppress(NotFound):
+            repo.get_tournament(session, tournament_id)
+            log.warning("nightly round robin %s exists already; not created again", tournament_id)
+            return {"tournament": tournament_id, "skipped": "exists already"}
     queue = arena_queue(_connection())
     try:
         tournament = create_tournament(
@@ -100,6 +114,7 @@ def nightly_round_robin(sets: int = 2, ruleset: str = "standard") -> dict[str, A
             ruleset=ruleset,
             nightly=True,
             enqueue=lambda ids: enqueue_game_sets(queue, ids),
+            tournament_id=tournament_id,
         )
     except TournamentError as exc:
         log.warning("nightly round robin skipped: %s", exc)

@@ -83,7 +83,10 @@ class UtcCronJob(CronJob):
 
     def enqueue(self, connection: redis.Redis) -> Job:
         queue = arena_queue(connection, self.queue_name)
-        job = queue.enqueue(self.func_name, args=self.args, kwargs=self.kwargs, **self.job_options)
+        kwargs = dict(self.kwargs)
+        if self.next_enqueue_time is not None:  # the time it was due: one tournament per night
+            kwargs["night"] = f"{self.next_enqueue_time.astimezone(UTC):%Y%m%d-%H%M}"
+        job = queue.enqueue(self.func_name, args=self.args, kwargs=kwargs, **self.job_options)
         log.info("enqueued %s (job %s) on %s", self.name, job.id, self.queue_name)
         return job
 

@@ -79,6 +79,7 @@ def create_tournament(
     exclusive: bool = False,
     enqueue: Callable[[Sequence[str]], int] | None = None,
     in_process: bool = False,
+    tournament_id: str | None = None,
 ) -> Tournament:
     """Plan (pure, deterministic from the seed), store with all sets queued, then enqueue.
 
@@ -90,7 +91,7 @@ def create_tournament(
     with db.session() as session:
         versions = resolve_bots(session, bots)
         refs = [v.ref for v in versions]
-        tid = repo.new_tournament_id()
+        tid = tournament_id or repo.new_tournament_id()
         plan = plan_tournament(format, tid, refs, sets, ruleset, seed)
         tournament = repo.create_tournament(
             session,

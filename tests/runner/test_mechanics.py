@@ -349,9 +349,40 @@ def test_the_nightly_cron_is_read_in_utc_and_enqueues_a_json_job(arena_env: dict
     try:
         fetched = fetch_job(connection, enqueued.id)  # readable with the JSON serializer
         assert fetched is not None and fetched.func_name == NIGHTLY_JOB
+        assert fetched.kwargs == {"night": f"{when.astimezone(UTC):%Y%m%d-%H%M}"}
         assert enqueued.id in arena_queue(connection).job_ids
     finally:
         enqueued.delete()
+
+
+def test_one_night_gets_one_nightly_tournament_however_often_its_job_runs(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # A retried job (its worker died), or one enqueued twice (a paused scheduler woke after
+    # another took over), must not start a second round robin that night.
+    from runner import jobs, redis_conn
+    from runner.queue import arena_queue
+
+    register("random", "greedy")
+    jobs.database.cache_clear()  # this test's database, not an earlier test's
+    queue = arena_queue(redis_conn.connect())
+    try:
+        first = jobs.nightly_round_robin(sets=1, ruleset=QUICK, night="20261130-0200")
+        queued = set(queue.job_ids)
+        again = jobs.nightly_round_robin(sets=1, ruleset=QUICK, night="20261130-0200")
+        other_night = jobs.nightly_round_robin(sets=1, ruleset=QUICK, night="20261201-0200")
+    finally:
+        jobs.database().dispose()
+        jobs.database.cache_clear()
+    assert first == {"tournament": "nightly-20261130-0200", "sets": 1}
+    assert again == {"tournament": "nightly-20261130-0200", "skipped": "exists already"}
+    assert other_night["tournament"] == "nightly-20261201-0200"
+    assert [j for j in queued if "nightly-20261130-0200" in j], queued
+    assert [j for j in queue.job_ids if j not in queued and "20261130" in j] == []  # no second
+
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        nightly = [t.id for t in repo.list_tournaments(session) if t.nightly]
+    assert sorted(nightly) == ["nightly-20261130-0200", "nightly-20261201-0200"]
 
 
 def test_status_line_shows_a_bar_counts_and_eta() -> None:
