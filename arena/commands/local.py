@@ -238,19 +238,24 @@ def _report_processes(
                 print(f"    | {line}")
         if result.outcome.detail:
             print(f"game {g + 1}: {result.outcome.reason}: {result.outcome.detail}")
-    _write_records(args, [r.outcome.record for r in results])
+    _write_records(
+        args, [None if r.outcome.reason == "aborted" else r.outcome.record for r in results]
+    )
     return 1 if failed else 0
 
 
-def _write_records(args: argparse.Namespace, records: list[str]) -> None:
+def _write_records(args: argparse.Namespace, records: Sequence[str | None]) -> None:
+    """Write each game's record (the mirror game's beside it); None for an aborted game, which
+    has no result and so no record (RECORD.md: a record ends with a finished game's result)."""
     if not args.output:
         return
-    args.output.write_text(records[0], encoding="utf-8")
-    written = [args.output]
-    if len(records) > 1:
-        written.append(args.output.with_name(f"{args.output.stem}.mirror{args.output.suffix}"))
-        written[1].write_text(records[1], encoding="utf-8")
-    print("record written to " + " and ".join(str(p) for p in written))
+    paths = [args.output, args.output.with_name(f"{args.output.stem}.mirror{args.output.suffix}")]
+    for path, record in zip(paths, records, strict=False):
+        if record is None:
+            print(f"no record written to {path}: the game was aborted, so it has no result")
+        else:
+            path.write_text(record, encoding="utf-8")
+            print(f"record written to {path}")
 
 
 def _print_duplicate(scores: Sequence[Sequence[int]], layouts: list[list[str]]) -> None:

@@ -139,6 +139,18 @@ def test_a_seat_that_faults_is_reported_with_its_output(tmp_path: Path) -> None:
     assert "fault 1/5 (malformed)" in result.stdout
 
 
+def test_an_aborted_game_writes_no_record(tmp_path: Path) -> None:
+    # A seat whose process exits before it connects aborts the game: it has no result, and a
+    # record (RECORD.md) ends with one.
+    out = tmp_path / "game.jsonl"
+    seats = ["random", f"{sys.executable} -c pass", "random", "random"]
+    result = arena("play", *[a for s in seats for a in ("--seat", s)], "--output", str(out))
+    assert result.returncode == 1, result.stderr + result.stdout
+    assert f"no record written to {out}: the game was aborted" in result.stdout
+    assert "game 1: aborted" in result.stdout
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
