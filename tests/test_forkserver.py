@@ -196,6 +196,20 @@ def test_a_dead_fork_server_ends_its_agents_and_the_launcher_spawns_instead(
     assert not isinstance(replacement, ForkedAgent) and replacement.poll() is None
 
 
+def test_an_agent_too_big_for_the_fork_server_is_spawned_and_nothing_leaks(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    (tmp_path / "bot.py").write_text("import sys\nsys.stderr.write(str(len(sys.argv[1])))\n")
+    fds = []
+    for _ in range(2):  # the first also starts what spawned agents share (the stderr pump)
+        agent = start(server, started, tmp_path, "python", "bot.py", "x" * 70_000)
+        assert not isinstance(agent, ForkedAgent)
+        assert agent.wait(timeout=20) == 0 and agent.stderr_text() == "70000"
+        agent.stop()
+        fds.append(len(os.listdir("/proc/self/fd")))
+    assert fds[1] == fds[0]
+
+
 def _gone(pid: int, timeout: float = 5.0) -> bool:
     import time
 

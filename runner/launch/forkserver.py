@@ -51,8 +51,12 @@ _START_TIMEOUT = 30.0
 _REAP_TIMEOUT = 10.0
 
 
-class ForkServerGone(LaunchError):
-    """The fork server is not running: spawn the agent instead."""
+class NotForked(LaunchError):
+    """The fork server cannot start this agent: spawn it instead."""
+
+
+class ForkServerGone(NotForked):
+    """The fork server is not running."""
 
 
 def qualifies(argv: Sequence[str]) -> bool:
@@ -116,7 +120,10 @@ class ForkServer:
             }
         ).encode()
         if len(request) > REQUEST_LIMIT:
-            raise LaunchError(f"the agent's command and environment exceed {REQUEST_LIMIT} bytes")
+            raise NotForked(
+                f"the agent's command and environment exceed the fork server's {REQUEST_LIMIT} "
+                "bytes"
+            )
         request_r, request_w = os.pipe()
         status_r, status_w = os.pipe()
         try:
@@ -163,7 +170,7 @@ class ForkServer:
         stderr_r, stderr_w = os.pipe()
         try:
             status = self.start(argv, cwd=cwd, env=env, limits=limits, stderr_fd=stderr_w)
-        except ForkServerGone as error:
+        except NotForked as error:
             os.close(stderr_r)
             log.warning("%s; spawning %s instead", error, label)
             return None
