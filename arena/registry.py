@@ -153,24 +153,26 @@ def _command(value: object, bot_dir: Path, source: str) -> tuple[str, ...]:
 
 
 def _check_executable(exe: str, bot_dir: Path, source: str) -> None:
-    # The launcher runs the command from the bot directory, so a relative path is relative
-    # to it; a bare name may also be a program on PATH.
+    # As the launcher runs it: a bare name is a program on PATH; a path is relative to the
+    # bot directory (where the command runs).
     if arena_python(exe):
         return
     local = bot_dir / exe
-    if local.is_file():
-        if not os.access(local, os.X_OK):
-            raise ManifestError(
-                f"{source}: command {exe!r} is not executable; run `chmod +x {local}` "
-                "or start it with its interpreter (e.g. command = ['python3', ...])"
-            )
-        return
-    if "/" not in exe and shutil.which(exe) is not None:
-        return
-    raise ManifestError(
-        f"{source}: command {exe!r} not found on PATH nor as a file in {bot_dir}; "
-        "install it or fix the path"
-    )
+    if "/" not in exe:
+        if shutil.which(exe) is not None:
+            return
+        fix = f"write './{exe}' to run the file in {bot_dir}" if local.is_file() else "install it"
+        raise ManifestError(
+            f"{source}: command {exe!r} not found on PATH (a name without a '/' is a program "
+            f"on PATH); {fix}"
+        )
+    if not local.is_file():
+        raise ManifestError(f"{source}: command {exe!r} is not a file in {bot_dir}; fix the path")
+    if not os.access(local, os.X_OK):
+        raise ManifestError(
+            f"{source}: command {exe!r} is not executable; run `chmod +x {local}` "
+            "or start it with its interpreter (e.g. command = ['python3', ...])"
+        )
 
 
 def register_bot(session: Session, directory: str | os.PathLike[str]) -> BotVersion:

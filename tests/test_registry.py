@@ -95,11 +95,17 @@ def test_an_image_bot_needs_no_command() -> None:
         (GOOD.replace('command = ["sh", "bot.sh"]\n', ""), "has neither of 'command' and 'image'"),
         (
             GOOD.replace('["sh", "bot.sh"]', '["no-such-program-xyz", "bot.py"]'),
-            "command 'no-such-program-xyz' not found on PATH nor as a file in",
+            "command 'no-such-program-xyz' not found on PATH (a name without a '/' is a "
+            "program on PATH); install it",
+        ),
+        (  # the launcher would look for it on PATH, not in the bot directory
+            GOOD.replace('["sh", "bot.sh"]', '["bot.sh"]'),
+            "command 'bot.sh' not found on PATH (a name without a '/' is a program on PATH); "
+            "write './bot.sh' to run the file in",
         ),
         (
             GOOD.replace('["sh", "bot.sh"]', '"./missing.sh"'),
-            "command './missing.sh' not found on PATH nor as a file in",
+            "command './missing.sh' is not a file in",
         ),
         (
             GOOD.replace('["sh", "bot.sh"]', '["./bot.sh"]'),
@@ -137,14 +143,6 @@ def test_a_directory_without_bot_toml_is_refused(tmp_path: Path) -> None:
         load_manifest(tmp_path)
     with pytest.raises(ManifestError, match="not a directory"):
         load_manifest(tmp_path / "nope")
-
-
-def test_a_program_in_the_bot_directory_may_be_named_without_dot_slash(tmp_path: Path) -> None:
-    directory = _bot_dir(tmp_path, GOOD.replace('["sh", "bot.sh"]', '"mybot --fast"'))
-    program = directory / "mybot"
-    program.write_text("#!/bin/sh\nexit 0\n")
-    program.chmod(0o755)
-    assert load_manifest(directory).command == ("mybot", "--fast")
 
 
 # --- registration ----------------------------------------------------------------------
