@@ -103,6 +103,8 @@ class _Replay:
                 self._apply(game, line)
                 decisions += 1
                 faults += "fault" in line
+            elif kind == "fault":  # a fault between decisions: no action was played for it
+                faults += 1
             elif kind == "forfeit":
                 seat: Any = line.get("seat")  # checked by forfeit
                 try:

@@ -39,6 +39,13 @@ def test_a_played_game_verifies_with_its_result(name: str) -> None:
     assert verified.decisions == text.count('"event":"action"')
 
 
+def test_faults_count_those_between_decisions_too() -> None:
+    lines = _record().splitlines()
+    between = {"event": "fault", "hand": 1, "seat": 2, "fault": "malformed", "detail": "x"}
+    lines.insert(3, json.dumps(between))
+    assert verify_text("\n".join(lines) + "\n").faults == 1
+
+
 def _tamper(text: str, event: str, change: Callable[[dict[str, Any]], None], nth: int = 0) -> str:
     lines = text.splitlines()
     seen = 0

@@ -180,6 +180,7 @@ def test_flood_of_unknown_request_ids_is_faults_then_forfeit(gm, client, bystand
     # write the seat's next request before it reads the first of the flood.
     assert {f["event"] for f in faults} <= {"fault", "action"}
     assert str(forfeit_line(outcome.record)["detail"]).startswith("fault limit")
+    assert verify_text(outcome.record).faults == FAST.fault_limit  # both kinds counted
 
 
 def test_flood_of_late_replies_forfeits(gm, client, bystander) -> None:
