@@ -72,3 +72,23 @@ def test_a_game_master_port_in_use_is_one_actionable_line(tmp_path: Path) -> Non
     assert done.returncode == 2, done.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--listen" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_output_cut_short_by_its_reader_ends_quietly(tmp_path: Path) -> None:
+    # `arena watch ID | head -2`: the reader goes, and so do we, without a traceback.
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # gone before the first line: every write fails
+    env = {**os.environ, "ARENA_DATA_DIR": str(tmp_path / "data")}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "play", "--players", "random,random,random,random"],
+            env=env,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1
+    assert done.stderr == ""
