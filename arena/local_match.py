@@ -8,6 +8,7 @@ per seat with ARENA_GAME_MASTER and ARENA_SEAT_TOKEN, await the result, stop eve
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import shlex
@@ -26,6 +27,7 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient, GameOutcome
+from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.gamemaster.policy import GameLimits
 from arena.gamemaster.server import RunningGameMaster, start_in_thread
 from arena.interpreter import arena_python
@@ -33,9 +35,6 @@ from arena.rulesets import Ruleset
 from arena.wire import pb
 
 _NAMED = re.compile(r"^([A-Za-z0-9._:+-]{1,60})=(.*\S.*)$")
-# Seconds a seat's process may be gone before its game is aborted (a seat that connected and
-# died is a forfeit at once; this catches one that never connected, e.g. a typo in a command).
-EARLY_EXIT_GRACE_S = 3.0
 # Seconds agents have to exit on their own after their game, before their group is killed.
 EXIT_GRACE_S = 5.0
 
@@ -190,7 +189,7 @@ def play_games(
     """Play the games at the same time on the game master at ``address``; results in order.
 
     Each seat's stdout and stderr go to ``log_dir/<game>-seat<N>.log`` (a fresh temporary
-    directory by default). A game whose agent process exits before connecting is aborted.
+    directory by default). A seat whose process exits before connecting forfeits.
     ``on_event(game_number, event)`` sees each game's public events as they happen, through
     a Watch stream, as a spectator would; it is called from a thread of its own per game.
     """
@@ -263,30 +262,33 @@ def _await_all(
     procs: Sequence[Sequence[subprocess.Popen[bytes]]],
     timeout: float | None,
 ) -> list[GameOutcome]:
-    """Wait for every game, aborting one whose agent exited without playing it."""
+    """Wait for every game; a seat whose process exits before it connects forfeits at once, as
+    in a tournament (a typo in a command, say), rather than wait out the connect time."""
     deadline = None if timeout is None else time.monotonic() + timeout
+    watches = [
+        EarlyExitWatch(client, game_id, functools.partial(_exited, group))
+        for game_id, group in zip(game_ids, procs, strict=True)
+    ]
     with ThreadPoolExecutor(max_workers=max(1, len(game_ids))) as pool:
         futures: list[Future[GameOutcome]] = [
             pool.submit(client.await_game, gid, timeout) for gid in game_ids
         ]
-        exited_at: dict[tuple[int, int], float] = {}
         while not all(f.done() for f in futures):
-            now = time.monotonic()
-            if deadline is not None and now > deadline:
+            if deadline is not None and time.monotonic() > deadline:
                 raise ArenaError(f"the games did not end within {timeout:g} s")
-            for g, (future, group) in enumerate(zip(futures, procs, strict=True)):
-                if future.done():
-                    continue
-                for s, p in enumerate(group):
-                    code = p.poll()
-                    if code is None:
-                        continue
-                    since = exited_at.setdefault((g, s), now)
-                    if now - since > EARLY_EXIT_GRACE_S:
-                        client.abort_game(game_ids[g], timeout=10)
-                        break
+            for future, watch in zip(futures, watches, strict=True):
+                if not future.done():
+                    watch.check()
             time.sleep(0.02)
         return [f.result() for f in futures]
+
+
+def _exited(group: Sequence[subprocess.Popen[bytes]], seat: int) -> str | None:
+    code = group[seat].poll()
+    if code is None:
+        return None
+    how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+    return f"crash: the agent {how} before connecting"
 
 
 def _reap(group: Sequence[subprocess.Popen[bytes]]) -> list[int | None]:

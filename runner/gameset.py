@@ -18,6 +18,7 @@ import grpc
 from arena.config import Limits
 from arena.errors import ArenaError
 from arena.gamemaster.client import GameExists, GameMasterClient, GameMasterError
+from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.gamemaster.policy import GameLimits
 from arena.storage import FaultInfo, GameResult
 from arena.storage.models import BotVersion
@@ -180,60 +181,17 @@ def _with_deaths(faults: list[FaultInfo], deaths: dict[int, tuple[str, str]]) ->
     return out
 
 
-_FORFEIT_REFUSALS = (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND)
-
-
-class _DeathWatch:
-    """While a game runs: an agent that is gone (exited, or never started) before its seat
-    connected forfeits the game through ForfeitSeat at once, instead of after the connect
-    deadline. Agents that connected are the game master's to watch (their stream ends).
-
-    `check` is called every DEATH_POLL_S while the worker waits for the game's end.
-    """
-
-    def __init__(
-        self,
-        client: GameMasterClient,
-        game_id: str,
-        agents: Sequence[RunningAgent | None],
-        launch_errors: dict[int, str],
-    ) -> None:
-        self._client = client
-        self._game_id = game_id
-        self._agents = agents
-        self._launch_errors = launch_errors
-        self._watched = set(range(len(agents)))
-
-    def check(self) -> None:
-        for seat in sorted(self._watched):
-            gone = self._gone(seat)
-            if gone is None:
-                continue
-            self._watched.discard(seat)
-            try:
-                outcome = self._client.forfeit_seat(self._game_id, seat, gone)
-            except Exception as exc:  # the connect deadline still ends the game
-                # Refused if the seat connected (the game master sees its agent go by
-                # itself) or the game is unknown: nothing to report.
-                if not (isinstance(exc, GameMasterError) and exc.code() in _FORFEIT_REFUSALS):
-                    log.warning("game %s: ForfeitSeat(%d) failed: %s", self._game_id, seat, exc)
-                continue
-            # The game may have ended by itself just before (an agent exits once it has its
-            # GameEnd): then ForfeitSeat returns that result and nobody forfeited.
-            if outcome.reason == "forfeit" and outcome.forfeit_seat == seat:
-                log.info("game %s: seat %d forfeited: %s", self._game_id, seat, gone)
-            self._watched.clear()  # the game is over
-            return
-
-    def _gone(self, seat: int) -> str | None:
-        """Why the seat's agent is gone, or None while it runs."""
-        if seat in self._launch_errors:
-            return f"crash: the agent could not be started: {self._launch_errors[seat]}"
-        agent = self._agents[seat]
-        if agent is None or agent.poll() is None:
-            return None
-        reason = agent.exit_reason() or f"exited with code {agent.poll()}"
-        return f"crash: the agent {reason} before connecting"
+def _gone(
+    agents: Sequence[RunningAgent | None], launch_errors: dict[int, str], seat: int
+) -> str | None:
+    """Why the seat's agent is gone, or None while it runs (for EarlyExitWatch)."""
+    if seat in launch_errors:
+        return f"crash: the agent could not be started: {launch_errors[seat]}"
+    agent = agents[seat]
+    if agent is None or agent.poll() is None:
+        return None
+    reason = agent.exit_reason() or f"exited with code {agent.poll()}"
+    return f"crash: the agent {reason} before connecting"
 
 
 def play_game(
@@ -288,7 +246,9 @@ def play_game(
                 launch_errors[seat] = str(exc)
                 log.warning("game %s seat %d: %s", opened.game_id, seat, exc)
         launched = time.monotonic()
-        watch = _DeathWatch(client, opened.game_id, agents, launch_errors)
+        watch = EarlyExitWatch(
+            client, opened.game_id, functools.partial(_gone, agents, launch_errors)
+        )
         watch.check()  # an agent that could not be started forfeits before any waiting
         result = client.await_game(
             opened.game_id, timeout=GAME_TIMEOUT, while_waiting=watch.check, every=DEATH_POLL_S

@@ -223,10 +223,19 @@ def _report_processes(
         print_game(events[0], seat_names[0], f"{ruleset.name}, seed {args.seed}, processes")
     failed = False
     for g, result in enumerate(results):
-        failed |= result.outcome.reason == "aborted"
-        for seat, report in enumerate(result.outcome.seats):
+        outcome = result.outcome
+        failed |= outcome.reason == "aborted"
+        for seat, report in enumerate(outcome.seats):
             code = result.exit_codes[seat]
             if report.faults == 0 and code == 0 and report.connected:
+                continue
+            if (
+                not report.connected
+                and outcome.reason == "forfeit"
+                and seat != outcome.forfeit_seat
+            ):
+                # Another seat's forfeit ended the game before this one dialled in.
+                print(f"game {g + 1} seat {seat} ({seat_names[g][seat]}): the game ended first")
                 continue
             kinds = ", ".join(f"{n} {k}" for k, n in report.faults_by_kind.items() if n)
             print(
@@ -236,8 +245,8 @@ def _report_processes(
             )
             for line in result.stderr(seat).splitlines()[-5:]:
                 print(f"    | {line}")
-        if result.outcome.detail:
-            print(f"game {g + 1}: {result.outcome.reason}: {result.outcome.detail}")
+        if outcome.detail:
+            print(f"game {g + 1}: {outcome.reason}: {outcome.detail}")
     _write_records(
         args, [None if r.outcome.reason == "aborted" else r.outcome.record for r in results]
     )
@@ -250,12 +259,15 @@ def _write_records(args: argparse.Namespace, records: Sequence[str | None]) -> N
     if not args.output:
         return
     paths = [args.output, args.output.with_name(f"{args.output.stem}.mirror{args.output.suffix}")]
+    written = []
     for path, record in zip(paths, records, strict=False):
         if record is None:
             print(f"no record written to {path}: the game was aborted, so it has no result")
         else:
             path.write_text(record, encoding="utf-8")
-            print(f"record written to {path}")
+            written.append(str(path))
+    if written:
+        print("record written to " + " and ".join(written))
 
 
 def _print_duplicate(scores: Sequence[Sequence[int]], layouts: list[list[str]]) -> None:

@@ -198,6 +198,8 @@ def test_a_bot_that_never_answers_times_out_to_a_forfeit_and_is_killed() -> None
 def test_a_bot_command_that_cannot_start_ends_the_game_early(local_gm: LocalGameMaster) -> None:
     missing = SeatSpec("missing", bridge("/nonexistent/bot"))
     (result,) = local_gm.play([GameSpec(SHORT, 8, [PY_RANDOM, missing, PY_RANDOM, PY_RANDOM])])
-    assert result.outcome.reason == "aborted"
+    assert (result.outcome.reason, result.outcome.forfeit_seat) == ("forfeit", 1)
+    detail = f"crash: the agent exited with code {EXIT_BOT} before connecting"
+    assert result.outcome.detail == detail
     assert result.exit_codes[1] == EXIT_BOT
     assert "cannot start the bot" in result.stderr(1)

@@ -139,16 +139,38 @@ def test_a_seat_that_faults_is_reported_with_its_output(tmp_path: Path) -> None:
     assert "fault 1/5 (malformed)" in result.stdout
 
 
-def test_an_aborted_game_writes_no_record(tmp_path: Path) -> None:
-    # A seat whose process exits before it connects aborts the game: it has no result, and a
-    # record (RECORD.md) ends with one.
+def test_a_seat_that_exits_before_connecting_forfeits_at_once(tmp_path: Path) -> None:
+    # As in a tournament (writing-a-bot.md §7): not an aborted game, not a wait for the connect
+    # time (30 s here) either.
     out = tmp_path / "game.jsonl"
-    seats = ["random", f"{sys.executable} -c pass", "random", "random"]
+    seats = ["random", "sh -c 'echo no luck >&2; exit 3'", "random", "random"]
     result = arena("play", *[a for s in seats for a in ("--seat", s)], "--output", str(out))
-    assert result.returncode == 1, result.stderr + result.stdout
-    assert f"no record written to {out}: the game was aborted" in result.stdout
-    assert "game 1: aborted" in result.stdout
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "(forfeit by seat 1)" in result.stdout
+    assert "game 1 seat 1 (sh): never connected, 0 fault(s), exit code 3\n    | no luck" in (
+        result.stdout
+    )
+    assert "game 1: forfeit: crash: the agent exited with code 3 before connecting" in (
+        result.stdout
+    )
+    verified = verify_text(out.read_text(), str(out))
+    assert (verified.reason, verified.winner) == ("forfeit", 0)
+
+
+def test_an_aborted_game_writes_no_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Seats of both teams that never connect abort a game: it has no result, and a record
+    # (RECORD.md) ends with one.
+    import argparse
+
+    from arena.commands.local import _write_records
+
+    out = tmp_path / "game.jsonl"
+    _write_records(argparse.Namespace(output=out), [None, "a record\n"])
+    assert f"no record written to {out}: the game was aborted" in capsys.readouterr().out
     assert not out.exists()
+    assert (tmp_path / "game.mirror.jsonl").read_text() == "a record\n"
 
 
 @pytest.mark.parametrize(

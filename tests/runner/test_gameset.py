@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -12,8 +13,9 @@ import pytest
 
 from arena.config import Limits
 from arena.gamemaster.client import GameMasterClient
+from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.storage import GameResult
-from runner.gameset import CONNECT_MS, Launchers, SeatBot, _DeathWatch, play_game
+from runner.gameset import CONNECT_MS, Launchers, SeatBot, _gone, play_game
 from runner.launch import AgentLimits, AgentSpec, LaunchError, RunningAgent
 from tests.runner.conftest import BOTS, QUICK, SAMPLE_BOTS
 
@@ -81,7 +83,7 @@ def test_an_agent_that_exits_after_its_game_ended_is_not_logged_as_forfeiting(
     # An agent exits as soon as it has its GameEnd, which may be before the worker hears the
     # game ended: its death watch must not then report a forfeit that never happened.
     launcher = Launchers.default(tmp_path / "logs").process
-    caplog.set_level(logging.INFO, logger="runner.gameset")
+    caplog.set_level(logging.INFO, logger="arena.gamemaster.early_exit")
     with GameMasterClient(game_master) as client:
         results = []
         for end_first in (True, False):
@@ -97,7 +99,8 @@ def test_an_agent_that_exits_after_its_game_ended_is_not_logged_as_forfeiting(
             )
             agent = launcher.launch(spec)
             assert agent.wait(10) == 0
-            _DeathWatch(client, opened.game_id, [agent, None, None, None], {}).check()
+            gone = functools.partial(_gone, [agent, None, None, None], {})
+            EarlyExitWatch(client, opened.game_id, gone).check()
             results.append(client.await_game(opened.game_id, timeout=10))
     aborted, forfeited = results
     assert aborted.reason == "aborted" and aborted.forfeit_seat is None
