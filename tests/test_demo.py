@@ -130,7 +130,7 @@ def test_the_demo_says_why_a_bot_forfeited(
             assert repo.record_game_set_result(s, set_id, games)
         _report_forfeits(db, tid)
     out = capsys.readouterr().out
-    assert f"game {set_id}-g0: seat 2 forfeited: crash: the agent disconnected" in out
+    assert f"game {set_id}-g0: seat 2 (alpha@1) forfeited: crash: the agent disconnected" in out
     assert "    Boom" in out
     assert f"{set_id}-g1" not in out
 

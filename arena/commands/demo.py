@@ -236,28 +236,12 @@ def _run_round_robin(db: Database, stack: Stack, args: argparse.Namespace, refs:
 
 def _report_forfeits(db: Database, tournament_id: str) -> None:
     """Sample bots play cleanly: if one forfeited, say why, with the end of its stderr."""
-    import json
-
+    from arena.commands.forfeits import print_forfeits
     from arena.storage import repo
 
     with db.session() as session:
-        for game in repo.list_games(session, tournament_id=tournament_id, limit=None):
-            if game.forfeit_seat is None:
-                continue
-            record = repo.get_game_record(session, game.id).decode("utf-8", "replace")
-            why = next(
-                (
-                    str(event.get("detail", "no reason given"))
-                    for event in map(json.loads, record.splitlines())
-                    if event.get("event") == "forfeit"
-                ),
-                "no forfeit line in the record",
-            )
-            _say(f"game {game.id}: seat {game.forfeit_seat} forfeited: {why}")
-            for fault in game.faults:
-                if fault.seat == game.forfeit_seat and fault.stderr.strip():
-                    for line in fault.stderr.strip().splitlines()[-10:]:
-                        print(f"    {line}")
+        games = repo.list_games(session, tournament_id=tournament_id, limit=None)
+        print_forfeits(session, games, say=_say)
 
 
 def _print_ratings(ruleset: str) -> None:

@@ -99,13 +99,25 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(sprt: Sprt, index: int, total: int, score: float | None) -> None:
+def _report(
+    db: Database, set_id: str, sprt: Sprt, index: int, total: int, score: float | None
+) -> None:
+    """The set's line, then why any of its games was forfeited (a bot that never ran, say)."""
+    from arena.commands.forfeits import print_forfeits
+    from arena.storage import repo
+
     shown = "failed" if score is None else f"{score:g}/2"
     print(
         f"set {index}/{total}: A {shown}  LLR {sprt.llr:+.2f}  "
         f"[{sprt.lower_bound:.2f}, {sprt.upper_bound:.2f}]  counts {list(sprt.counts)}",
         flush=True,
     )
+    with db.session() as session:
+        print_forfeits(session, repo.get_game_set(session, set_id).games, say=_indented)
+
+
+def _indented(text: str) -> None:
+    print(f"  {text}", flush=True)
 
 
 def _play_here(db: Database, set_ids: list[str], sprt: Sprt) -> int:
@@ -118,7 +130,7 @@ def _play_here(db: Database, set_ids: list[str], sprt: Sprt) -> int:
             outcome = run_game_set(db, set_id, client)
             if outcome.score_a is not None:
                 sprt.add(outcome.score_a)
-            _report(sprt, index, len(set_ids), outcome.score_a)
+            _report(db, set_id, sprt, index, len(set_ids), outcome.score_a)
             if sprt.decision is not None:
                 return index
     return len(set_ids)
@@ -139,7 +151,9 @@ def _follow_queue(db: Database, set_ids: list[str], sprt: Sprt) -> int:
         index += 1
         if state == "done" and score is not None:
             sprt.add(score)
-        _report(sprt, index, len(set_ids), score if state == "done" else None)
+        _report(
+            db, set_ids[index - 1], sprt, index, len(set_ids), score if state == "done" else None
+        )
         if sprt.decision is not None:
             break
     return index
