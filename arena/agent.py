@@ -34,6 +34,7 @@ from arena.wire import pb
 DEFAULT_GAME_MASTER = "127.0.0.1:50051"
 CONNECT_TIMEOUT_S = 30.0
 _RETRY_PAUSE_S = 0.05  # between a failed stream and the next, once the channel is ready
+WAIT_NOTICE_S = 2.0  # an agent still waiting for its game master after this says so
 EXIT_REFUSED = 3
 EXIT_UNREACHABLE = 4
 EXIT_LOST = 5
@@ -156,6 +157,15 @@ async def _play(seat: _Seat, address: str, connect_timeout: float) -> SeatResult
             response_deserializer=pb.ServerMessage.FromString,
         )
         deadline = time.monotonic() + connect_timeout
+
+        def waiting() -> None:
+            print(
+                f"[agent {seat.name}] no game master at {address} yet; waiting up to "
+                f"{connect_timeout:g} s",
+                file=seat.log,
+                flush=True,
+            )
+
         while True:
             try:
                 return await _play_stream(stub, seat)
@@ -163,23 +173,34 @@ async def _play(seat: _Seat, address: str, connect_timeout: float) -> SeatResult
                 # The stream is opened at once, without first waiting for the channel to be
                 # ready (a game master is almost always there); only when that finds none does
                 # the agent wait for one, up to the connect timeout.
-                if not await _wait_for_channel(channel, deadline):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not await channel_ready_within(channel, remaining, waiting):
                     raise GameMasterUnreachable(
                         f"no game master at {address} (waited {connect_timeout:g} s: {exc})"
                     ) from None
+                waiting = _quiet  # said once is enough
+                await asyncio.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
 
 
-async def _wait_for_channel(channel: grpc.aio.Channel, deadline: float) -> bool:
-    """Wait until the channel is ready; False if the deadline passes first."""
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        return False
+def _quiet() -> None:
+    pass
+
+
+async def channel_ready_within(
+    channel: grpc.aio.Channel, timeout: float, waiting: Callable[[], None]
+) -> bool:
+    """True once the channel is ready, False if `timeout` seconds pass first. Calls `waiting()`
+    if it is not ready within WAIT_NOTICE_S, so that a waiting agent does not look hung."""
+    ready = asyncio.ensure_future(channel.channel_ready())
     try:
-        await asyncio.wait_for(channel.channel_ready(), remaining)
-    except TimeoutError:
-        return False
-    await asyncio.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
-    return True
+        notice = min(WAIT_NOTICE_S, timeout)
+        done, _ = await asyncio.wait({ready}, timeout=notice)
+        if not done and timeout > notice:
+            waiting()
+            done, _ = await asyncio.wait({ready}, timeout=timeout - notice)
+        return bool(done)
+    finally:
+        ready.cancel()
 
 
 async def _play_stream(stub: grpc.aio.StreamStreamMultiCallable, seat: _Seat) -> SeatResult:

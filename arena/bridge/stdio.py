@@ -29,6 +29,7 @@ from arena.agent import (
     EXIT_UNREACHABLE,
     GameMasterUnreachable,
     SeatRefused,
+    channel_ready_within,
     fault_text,
     stream_failure,
 )
@@ -169,9 +170,11 @@ class StdioBridge:
             )
         )
         async with grpc.aio.insecure_channel(address) as channel:
-            try:
-                await asyncio.wait_for(channel.channel_ready(), connect_timeout)
-            except TimeoutError:
+
+            def waiting() -> None:
+                self._say(f"no game master at {address} yet; waiting up to {connect_timeout:g} s")
+
+            if not await channel_ready_within(channel, connect_timeout, waiting):
                 self._say(f"cannot reach the game master at {address}")
                 return EXIT_UNREACHABLE
             call = channel.stream_stream(

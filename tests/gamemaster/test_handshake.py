@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import queue
 import subprocess
+import sys
 
 import grpc
 import pytest
@@ -184,10 +185,30 @@ def test_sdk_reports_a_missing_game_master(monkeypatch, capsys) -> None:
     monkeypatch.setenv("ARENA_GAME_MASTER", "127.0.0.1:9")
     monkeypatch.setenv("ARENA_SEAT_TOKEN", "tok")
     monkeypatch.setattr(agent, "CONNECT_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(agent, "WAIT_NOTICE_S", 0.1)
     with pytest.raises(SystemExit) as exited:
         agent.run(RandomPlayer())
     assert exited.value.code == agent.EXIT_UNREACHABLE
-    assert "cannot reach the game master" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    # While it waits it says so, once (a silent agent looks hung), then why it gave up.
+    assert said.count("no game master at 127.0.0.1:9 yet; waiting up to 0.5 s") == 1, said
+    assert "cannot reach the game master" in said
+
+
+def test_the_stdio_bridge_says_it_waits_for_a_missing_game_master(monkeypatch) -> None:
+    import io
+
+    from arena import agent
+    from arena.bridge.stdio import StdioBridge
+
+    monkeypatch.setattr(agent, "WAIT_NOTICE_S", 0.1)
+    log = io.StringIO()
+    bridge = StdioBridge([sys.executable, "-c", "pass"], log=log)
+    assert bridge.run("127.0.0.1:9", "tok", connect_timeout=0.5) == agent.EXIT_UNREACHABLE
+    assert log.getvalue().splitlines() == [
+        "[stdio-agent] no game master at 127.0.0.1:9 yet; waiting up to 0.5 s",
+        "[stdio-agent] cannot reach the game master at 127.0.0.1:9",
+    ]
 
 
 def test_sdk_whose_hello_went_out_does_not_wait_for_a_game_master_that_then_fails() -> None:
