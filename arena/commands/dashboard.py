@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from arena.config import ConfigError, env, parse_listen
+from arena.config import ConfigError, listen_address
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,7 +30,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from dashboard import create_app
 
-    host, port = parse_listen(args.listen or env("ARENA_DASHBOARD_LISTEN"))
+    host, port = listen_address(args.listen, "ARENA_DASHBOARD_LISTEN")
     app = create_app()
     try:
         server = waitress.create_server(

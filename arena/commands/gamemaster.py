@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from arena.config import ConfigError, env, parse_listen
+from arena.config import ConfigError, env, listen_address
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,8 +70,9 @@ def _gamemaster(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     admin_token = env("ARENA_ADMIN_TOKEN") if args.admin_token is None else args.admin_token
+    # Checked first: gRPC would misread some (a port above 65535).
+    listen_address(args.listen, "ARENA_GAME_MASTER")
     address = args.listen or env("ARENA_GAME_MASTER")
-    parse_listen(address)  # a clear error for what gRPC would misread (a port above 65535)
     try:
         return serve(
             address,

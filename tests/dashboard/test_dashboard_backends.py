@@ -14,8 +14,7 @@ from urllib.parse import quote
 
 import pytest
 
-from arena.commands.dashboard import parse_listen
-from arena.config import ConfigError
+from arena.config import ConfigError, parse_listen
 from arena.storage import open_database, repo
 from dashboard import create_app
 from tests.dashboard.fill import FINISHED_TOURNAMENT, XSS_NAME, fill
