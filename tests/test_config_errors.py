@@ -50,6 +50,10 @@ def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
         ({}, ["gamemaster", "--listen", "127.0.0.1:99999"], "port must be a number from 0"),
         ({"ARENA_NIGHTLY_CRON": "0 0 31 4 *"}, ["scheduler"], "'0 0 31 4 *' never fires"),
         ({"ARENA_NIGHTLY_CRON": "* * * * * *"}, ["scheduler"], "is not a cron expression"),
+        ({}, ["scheduler", "--ruleset", "nosuch"], "unknown ruleset 'nosuch'; choose one of"),
+        ({}, ["scheduler", "--sets", "0"], "argument --sets: must be at least 1, not 0"),
+        ({}, ["tournament", "create", "--sets", "-3"], "argument --sets: must be at least 1"),
+        ({}, ["match", "a", "b", "--sets", "x"], "argument --sets: 'x' is not a whole number"),
         (
             {"ARENA_REDIS_URL": "notaurl"},
             ["tournament", "create", "--sets", "1"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from arena.commands.types import positive_int
 from arena.config import ConfigError, listen_address
 
 
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="address to serve on (default: ARENA_DASHBOARD_LISTEN, 127.0.0.1:8063)",
     )
     p.add_argument(
-        "--threads", type=_threads, default=8, help="waitress worker threads (default 8)"
+        "--threads", type=positive_int, default=8, help="waitress worker threads (default 8)"
     )
     p.set_defaults(func=_serve)
 
@@ -45,10 +46,3 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"arena dashboard: serving http://{host}:{port}/ (database {database})", flush=True)
     server.run()
     return 0
-
-
-def _threads(text: str) -> int:
-    count = int(text)
-    if count < 1:  # waitress takes 0 and then never answers
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {count}")
-    return count

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.commands.types import positive_int
+
 if TYPE_CHECKING:
     from arena.storage import Database
     from runner.stack import Stack
@@ -41,7 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="tournament size: duplicate sets per pair small=1, normal=3, large=10",
     )
     p.add_argument("--ruleset", default="standard", help="ruleset (default standard)")
-    p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--workers", type=positive_int, default=2, help="worker processes (default 2)")
     p.add_argument(
         "--listen", default=None, help="dashboard address (default ARENA_DASHBOARD_LISTEN)"
     )
@@ -58,10 +60,6 @@ def _say(text: str) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    if args.workers < 1:
-        from arena.config import ConfigError
-
-        raise ConfigError(f"--workers {args.workers}: the demo needs at least one worker")
     # `kill`, `docker stop` and a closed terminal stop the demo like Ctrl-C: with every
     # process it started, not leaving them running on their own.
     with _handling(_interrupt, signal.SIGTERM, signal.SIGHUP):

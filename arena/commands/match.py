@@ -6,6 +6,8 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
+from arena.commands.types import positive_int
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -19,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     match.add_argument("a", metavar="A", help="bot name or name@version (the tested one)")
     match.add_argument("b", metavar="B", help="bot name or name@version (the baseline)")
-    match.add_argument("--sets", type=int, default=100, help="at most this many sets")
+    match.add_argument("--sets", type=positive_int, default=100, help="at most this many sets")
     match.add_argument(
         "--sprt", default="0,20", help="elo0,elo1: H0 'A is at most elo0 stronger', H1 'elo1'"
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from arena.commands.types import positive_int
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     scheduler = subparsers.add_parser(
@@ -13,16 +15,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--cron", default=None, help="cron expression in UTC (default ARENA_NIGHTLY_CRON)"
     )
     scheduler.add_argument("--queue", default=None, help="queue name (default ARENA_QUEUE)")
-    scheduler.add_argument("--sets", type=int, default=2, help="sets per pair each night")
+    scheduler.add_argument("--sets", type=positive_int, default=2, help="sets per pair each night")
     scheduler.add_argument("--ruleset", default="standard", help="ruleset of the nightly games")
     scheduler.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from runner.plan import check_ruleset
     from runner.queue import queue_name
     from runner.scheduler import run_scheduler
     from runner.worker import setup_logging
 
+    check_ruleset(args.ruleset)  # now, not in a worker each night
     setup_logging()
     return run_scheduler(
         args.queue or queue_name(),

@@ -8,6 +8,8 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from arena.commands.types import positive_int
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -32,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="",
         help="comma-separated name@version or names (latest version); default: all active bots",
     )
-    create.add_argument("--sets", type=int, default=2, help="duplicate game sets per pair")
+    create.add_argument("--sets", type=positive_int, default=2, help="duplicate game sets per pair")
     create.add_argument(
         "--ruleset",
         default="standard",
