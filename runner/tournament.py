@@ -162,7 +162,11 @@ def run_game_set(
     tournament can still finish.
     """
     with db.session() as session:
-        game_set = repo.get_game_set(session, set_id)
+        try:
+            game_set = repo.get_game_set(session, set_id)
+        except NotFound:  # dropped from its match's plan after its job was queued
+            log.info("set %s is no longer planned; nothing to play", set_id)
+            return SetOutcome(set_id, False, "dropped")
         exclusive = bool(game_set.tournament.limits.get("exclusive"))
         refs = sorted({game_set.bot_a.ref, game_set.bot_b.ref})
     lock = bot_lock(refs) if exclusive and bot_lock is not None else _no_lock()

@@ -182,6 +182,13 @@ def test_the_fork_server_stays_one_thread_while_its_agents_use_grpc(
     ).read_bytes().decode().split("\0")
 
 
+def test_ctrl_c_in_a_terminal_does_not_reach_the_fork_server(server: ForkServer) -> None:
+    # A terminal's Ctrl-C signals its foreground process group: the worker's (or arena match's).
+    # The fork server ends when its client goes, not of that, with a traceback.
+    assert os.getpgid(server.process.pid) != os.getpgid(0)
+    assert os.getsid(server.process.pid) == server.process.pid
+
+
 def test_a_dead_fork_server_ends_its_agents_and_the_launcher_spawns_instead(
     server: ForkServer, started: list[RunningAgent], tmp_path: Path
 ) -> None:

@@ -260,6 +260,26 @@ def test_tournament_progress_counts_sets_by_state(database: Database) -> None:
     assert not progress.finished
 
 
+def test_dropping_unstarted_sets_shrinks_the_plan_and_leaves_started_ones(
+    database: Database,
+) -> None:
+    # A match whose SPRT decided early: the sets it never started leave its plan.
+    tid = _tournament(database, sets=4)
+    ids = [f"{tid}-set-{i:05d}" for i in range(4)]
+    with database.session() as s:
+        assert repo.mark_set_running(s, ids[0])
+        assert repo.record_game_set_result(s, ids[0], _games())
+        assert repo.mark_set_running(s, ids[1])  # a worker has it: it plays on
+        assert repo.drop_unstarted_sets(s, tid, ids[1:]) == 2
+        assert [g.id for g in repo.list_game_sets(s, tid)] == ids[:2]
+        progress = repo.tournament_progress(s, tid)
+        assert (progress.total, progress.done, progress.running) == (2, 1, 1)
+        assert repo.record_game_set_result(s, ids[1], _games())
+        assert repo.tournament_progress(s, tid).finished
+        assert repo.drop_unstarted_sets(s, tid, ids) == 0  # done sets stay
+        assert repo.get_tournament(s, tid).planned_sets == 2
+
+
 def test_a_done_set_cannot_be_marked_running_or_failed(database: Database) -> None:
     tid = _tournament(database, sets=1)
     set_id = f"{tid}-set-00000"

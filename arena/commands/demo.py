@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import shutil
-import signal
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from arena.commands.signals import not_interrupted, stopped_like_ctrl_c
 from arena.commands.types import positive_int
 
 if TYPE_CHECKING:
@@ -62,7 +60,7 @@ def _say(text: str) -> None:
 def _demo(args: argparse.Namespace) -> int:
     # `kill`, `docker stop` and a closed terminal stop the demo like Ctrl-C: with every
     # process it started, not leaving them running on their own.
-    with _handling(_interrupt, signal.SIGTERM, signal.SIGHUP):
+    with stopped_like_ctrl_c():
         return _run_demo(args)
 
 
@@ -99,27 +97,12 @@ def _run_demo(args: argparse.Namespace) -> int:
         return 0
     finally:
         # A second Ctrl-C must not cut the clean-up short and leave processes behind.
-        with _handling(signal.SIG_IGN, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        with not_interrupted():
             stack.stop()
             keep_alive.close()
             if not redis_conn.redis_url():  # now, not at exit: "all processes stopped" is true
                 redis_conn.release_embedded(home)
         _say("all processes stopped")
-
-
-def _interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-
-
-@contextlib.contextmanager
-def _handling(handler: Any, *signums: signal.Signals) -> Iterator[None]:
-    """Signals handled by `handler` inside the block, as before it after."""
-    before = {signum: signal.signal(signum, handler) for signum in signums}
-    try:
-        yield
-    finally:
-        for signum, old in before.items():
-            signal.signal(signum, old)
 
 
 def _hide(url: str) -> str:

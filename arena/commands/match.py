@@ -6,6 +6,7 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
+from arena.commands.signals import not_interrupted, stopped_like_ctrl_c
 from arena.commands.types import positive_int
 
 if TYPE_CHECKING:
@@ -87,11 +88,13 @@ def _run(args: argparse.Namespace) -> int:
             f"bounds [{sprt.lower_bound:.2f}, {sprt.upper_bound:.2f}]"
         )
         follow = _follow_queue if args.queue else _play_here
-        played, why = 0, "not played: the match was stopped"
+        played: int | None = None
         try:
-            played, why = follow(db, set_ids, sprt), "not played: the SPRT had decided"
-        finally:  # whatever ended the match (Ctrl-C too), it finishes: no set is left pending
-            _settle(db, tournament.id, set_ids[played:], why)
+            with stopped_like_ctrl_c():  # `kill` and a closed terminal too
+                played = follow(db, set_ids, sprt)
+        finally:  # whatever ended the match, it finishes: no set is left pending
+            with not_interrupted():
+                _settle(db, tournament.id, set_ids, played, queued=args.queue)
     verdict = {
         "H1": f"H1 accepted: {a_ref} is stronger by at least {elo1:g} Elo",
         "H0": f"H0 accepted: {a_ref} is not stronger by {elo1:g} Elo (at most {elo0:g})",
@@ -161,24 +164,29 @@ def _follow_queue(db: Database, set_ids: list[str], sprt: Sprt) -> int:
     return index
 
 
-def _settle(db: Database, tournament_id: str, unplayed: list[str], why: str) -> None:
-    """Sets the match did not play are marked failed (`why`), so the match finishes."""
+def _settle(
+    db: Database, tournament_id: str, set_ids: list[str], played: int | None, *, queued: bool
+) -> None:
+    """Settle the sets the match will not play, so that it finishes. After the SPRT decided
+    (`played` sets), those not started leave the plan: the match did not need them. A match
+    stopped (Ctrl-C, `kill`, an error; `played` None) marks what it did not play as failed."""
     from arena.storage import repo
     from runner.tournament import finish_if_done
 
+    unplayed = set_ids if played is None else set_ids[played:]
     with db.session() as session:
-        for set_id in unplayed:
-            repo.mark_set_failed(session, set_id, why)
-        finish_if_done(session, tournament_id)
-    if unplayed:
-        try:
-            from runner import redis_conn
-            from runner.queue import fetch_job
-
-            connection = redis_conn.connect()
+        if played is None:
             for set_id in unplayed:
-                job = fetch_job(connection, set_id)
-                if job is not None:
-                    job.cancel()
-        except Exception:  # no Redis (an in-process match): nothing was queued
-            pass
+                repo.mark_set_failed(session, set_id, "not played: the match was stopped")
+        else:  # a set a worker had already started plays on, and counts
+            repo.drop_unstarted_sets(session, tournament_id, unplayed)
+        finish_if_done(session, tournament_id)
+    if queued and unplayed:
+        from runner import redis_conn
+        from runner.queue import fetch_job
+
+        connection = redis_conn.connect()
+        for set_id in unplayed:
+            job = fetch_job(connection, set_id)
+            if job is not None:
+                job.cancel()

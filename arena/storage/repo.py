@@ -40,6 +40,7 @@ from arena.storage.ratings import (
 )
 from arena.storage.tournaments import (
     create_tournament,
+    drop_unstarted_sets,
     get_game_set,
     get_tournament,
     list_game_sets,
@@ -96,6 +97,7 @@ __all__ = [
     "seat_filter",
     "list_games_for_version",
     "list_tournaments",
+    "drop_unstarted_sets",
     "mark_set_failed",
     "mark_set_running",
     "new_tournament_id",

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -160,6 +160,30 @@ def mark_set_failed(session: Session, set_id: str, error: str = "") -> bool:
         get_game_set(session, set_id)
         return False
     return True
+
+
+def drop_unstarted_sets(session: Session, tournament_id: str, set_ids: Sequence[str]) -> int:
+    """Delete those of `set_ids` never started (still queued) from the tournament's plan, which
+    shrinks by as many: a match its SPRT decided early planned sets it never needed. Returns
+    how many were dropped."""
+    result = session.execute(
+        delete(GameSet)
+        .where(
+            GameSet.tournament_id == tournament_id,
+            GameSet.id.in_(list(set_ids)),
+            GameSet.state == SetState.QUEUED.value,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    dropped = rowcount(result)
+    session.execute(
+        update(Tournament)
+        .where(Tournament.id == tournament_id)
+        .values(planned_sets=Tournament.planned_sets - dropped)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return dropped
 
 
 def tournament_progress(session: Session, tournament_id: str) -> Progress:

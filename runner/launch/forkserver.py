@@ -88,6 +88,9 @@ class ForkServer:
                 cwd="/",
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
+                # Out of the worker's process group: a terminal's Ctrl-C is not for it (it ends
+                # when its client goes), and it died of it with a traceback.
+                start_new_session=True,
             )
         except OSError as error:
             ours.close()

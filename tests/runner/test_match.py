@@ -3,11 +3,14 @@ bot forfeited."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
 from collections.abc import Callable
 
 from arena.storage import open_database, repo
-from tests.runner.conftest import QUICK, arena
+from tests.runner.conftest import ARENA, QUICK, ROOT, arena
 
 
 def test_a_match_stops_as_soon_as_the_sprt_decides(
@@ -35,8 +38,8 @@ def test_a_match_stops_as_soon_as_the_sprt_decides(
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
         t = repo.get_tournament(session, tournament_id.group(1))
         states = [s.state for s in repo.list_game_sets(session, t.id)]
-        assert t.state == "finished"
-    assert states == ["done"] * played + ["failed"] * (20 - played)  # the rest were not played
+        assert (t.state, t.planned_sets) == ("finished", played)
+    assert states == ["done"] * played  # the sets it did not need left the plan, not failed
 
 
 def test_a_match_says_why_a_bot_forfeited(
@@ -54,3 +57,47 @@ def test_a_match_says_why_a_bot_forfeited(
         done.stdout,
     )
     assert len(forfeits) == 2, done.stdout  # both games of the set
+
+
+def test_a_match_stopped_by_sigterm_settles_its_sets(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # As `kill` or a closing terminal stops it: the match finishes, with what it did not play
+    # marked failed, not "running" forever with nobody to play it.
+    register("greedy", "random")
+    match = subprocess.Popen(
+        [*ARENA, "match", "greedy", "random", "--sprt", "0,5", "--sets", "40", "--ruleset", QUICK],
+        env={**os.environ, **arena_env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+    )
+    assert match.stdout is not None
+    head = match.stdout.readline()
+    tournament_id = head.split()[1].rstrip(":")
+    assert match.stdout.readline().startswith("set 1/40: ")
+    match.send_signal(signal.SIGTERM)
+    out = head + match.stdout.read()
+    assert match.wait(timeout=60) == 130, out
+    assert "arena match: interrupted" in out
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        t = repo.get_tournament(session, tournament_id)
+        sets = repo.list_game_sets(session, tournament_id)
+        assert t.state == "finished" and t.planned_sets == 40
+    states = [s.state for s in sets]
+    assert states.count("done") >= 1 and set(states) == {"done", "failed"}, states
+    failed = [s.error for s in sets if s.state == "failed"]
+    assert set(failed) == {"not played: the match was stopped"}
+
+
+def test_a_set_dropped_from_its_match_is_not_played(
+    arena_env: dict[str, str], game_master: str
+) -> None:
+    # Its job may have been queued (arena match --queue) before the SPRT decided.
+    from arena.gamemaster.client import GameMasterClient
+    from runner.tournament import run_game_set
+
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, GameMasterClient(game_master) as c:
+        outcome = run_game_set(db, "t-20261130-gone-set-00003", c)
+    assert (outcome.recorded, outcome.state) == (False, "dropped")
