@@ -34,12 +34,17 @@ log = logging.getLogger(__name__)
 
 # Attempts at one set before it is given up as failed (the first run plus RQ's retries).
 MAX_ATTEMPTS = 3
-# How long a set waits for an unreachable game master before it counts as a failed attempt.
+# How long a set's job waits for an unreachable game master before it gives the set back to
+# the queue (not counted as an attempt: a set waits out a game master's outage, however long).
 GAME_MASTER_WAIT_S = 60.0
 
 
 class TournamentError(ArenaError, ValueError):
     """A tournament that cannot be created as asked."""
+
+
+class GameMasterDown(ArenaError):
+    """No game master answered: the set was not started and will be run again."""
 
 
 def resolve_bots(session: Session, wanted: Sequence[str] | None) -> list[BotVersion]:
@@ -187,6 +192,15 @@ def _run_game_set(
 ) -> SetOutcome:
     launchers = launchers or Launchers.default()
     agent_limits = agent_limits or AgentLimits()
+    # A game master restarting (or not up yet) costs the set a wait, not one of its attempts:
+    # the set stays queued and its job is run again (by RQ's retries, then the reconciler).
+    try:
+        client.wait_ready(timeout=GAME_MASTER_WAIT_S)
+    except grpc.FutureTimeoutError:
+        raise GameMasterDown(
+            f"no game master at {client.address} for {GAME_MASTER_WAIT_S:.0f} s; set {set_id} "
+            "waits for one (start `arena gamemaster`, or check ARENA_GAME_MASTER)"
+        ) from None
     with db.session() as session:
         if not repo.mark_set_running(session, set_id):
             done = repo.get_game_set(session, set_id)
@@ -205,9 +219,6 @@ def _run_game_set(
         limits = Limits(**{k: v for k, v in tournament.limits.items() if k in _LIMIT_FIELDS})
         connect_ms = int(tournament.limits.get("connect_ms", CONNECT_MS))
     timings: list[GameTiming] = []
-    # A game master restarting (or not up yet) costs the set a wait, not one of its attempts.
-    with contextlib.suppress(grpc.FutureTimeoutError):
-        client.wait_ready(timeout=GAME_MASTER_WAIT_S)
     # Agents are stopped in the background, and all of them before the set returns.
     with AgentStopper() as stopper:
         try:
