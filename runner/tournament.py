@@ -8,7 +8,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from sqlalchemy.orm import Session
@@ -29,6 +29,9 @@ from runner.gameset import (
 from runner.launch import AgentLimits
 from runner.plan import plan_tournament
 from runner.ratings_update import update_ratings
+
+if TYPE_CHECKING:
+    from rq import Queue
 
 log = logging.getLogger(__name__)
 
@@ -272,6 +275,27 @@ def _after_recording(
 
 
 _LIMIT_FIELDS = {"decision_ms", "bank_ms", "fault_limit"}
+
+
+def retry_failed_sets(db: Database, tournament_id: str, queue: Queue) -> list[str]:
+    """Queue the tournament's failed sets again, each with a fresh count of attempts (a set
+    given up on after three worker deaths, say); returns their ids."""
+    from runner.queue import enqueue_game_sets, fetch_job
+
+    with db.session() as session:
+        tournament = repo.get_tournament(session, tournament_id)
+        if tournament.limits.get("in_process"):
+            raise TournamentError(
+                f"{tournament_id} is an `arena match`, played by the process that ran it, not "
+                "by workers: run the match again instead"
+            )
+        ids = repo.requeue_failed_sets(session, tournament_id)
+    for set_id in ids:  # a failed job keeps its id (and would be taken for a live one)
+        job = fetch_job(queue.connection, set_id)
+        if job is not None:
+            job.delete()
+    enqueue_game_sets(queue, ids)
+    return ids
 
 
 def finish_if_done(session: Session, tournament_id: str) -> bool:

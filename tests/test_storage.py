@@ -280,6 +280,33 @@ def test_dropping_unstarted_sets_shrinks_the_plan_and_leaves_started_ones(
         assert repo.get_tournament(s, tid).planned_sets == 2
 
 
+def test_requeued_failed_sets_start_afresh_and_the_tournament_runs_again(
+    database: Database,
+) -> None:
+    tid = _tournament(database, sets=2)
+    ids = [f"{tid}-set-{i:05d}" for i in range(2)]
+    with database.session() as s:
+        assert repo.mark_set_running(s, ids[0])
+        assert repo.record_game_set_result(s, ids[0], _games())
+        assert repo.mark_set_running(s, ids[1])
+        assert repo.mark_set_failed(s, ids[1], "gave up")
+        repo.set_tournament_state(s, tid, "finished")
+        assert repo.requeue_failed_sets(s, tid) == [ids[1]]
+        again = repo.get_game_set(s, ids[1])
+        s.refresh(again)
+        assert (again.state, again.attempts, again.error, again.finished) == (
+            "queued",
+            0,
+            None,
+            None,
+        )
+        t = repo.get_tournament(s, tid)
+        s.refresh(t)
+        assert (t.state, t.finished) == ("running", None)
+        assert repo.get_game_set(s, ids[0]).state == "done"
+        assert repo.requeue_failed_sets(s, tid) == []
+
+
 def test_a_done_set_cannot_be_marked_running_or_failed(database: Database) -> None:
     tid = _tournament(database, sets=1)
     set_id = f"{tid}-set-00000"

@@ -69,6 +69,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     status.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
     status.set_defaults(func=_status)
 
+    retry = sub.add_parser(
+        "retry", help="queue a tournament's failed sets again, each with a fresh count of attempts"
+    )
+    retry.add_argument("tournament_id", metavar="ID")
+    retry.set_defaults(func=_retry)
+
 
 def _open() -> Database:
     from arena.config import database_url
@@ -109,6 +115,22 @@ def _create(args: argparse.Namespace) -> int:
         f"{queued} (ruleset {tournament.ruleset}, seed {tournament.seed})"
     )
     print(f"follow it with: arena tournament status {tournament.id} --follow")
+    return 0
+
+
+def _retry(args: argparse.Namespace) -> int:
+    from runner import redis_conn
+    from runner.queue import arena_queue
+    from runner.tournament import retry_failed_sets
+
+    queue = arena_queue(redis_conn.connect())
+    with _open() as db:
+        ids = retry_failed_sets(db, args.tournament_id, queue)
+    if not ids:
+        print(f"tournament {args.tournament_id} has no failed sets")
+        return 0
+    print(f"tournament {args.tournament_id}: {len(ids)} failed set(s) queued again")
+    print(f"follow it with: arena tournament status {args.tournament_id} --follow")
     return 0
 
 

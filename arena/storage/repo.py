@@ -47,6 +47,7 @@ from arena.storage.tournaments import (
     list_tournaments,
     mark_set_failed,
     mark_set_running,
+    requeue_failed_sets,
     set_tournament_state,
     tournament_progress,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "list_games_for_version",
     "list_tournaments",
     "drop_unstarted_sets",
+    "requeue_failed_sets",
     "mark_set_failed",
     "mark_set_running",
     "new_tournament_id",

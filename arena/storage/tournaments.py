@@ -162,6 +162,30 @@ def mark_set_failed(session: Session, set_id: str, error: str = "") -> bool:
     return True
 
 
+def requeue_failed_sets(session: Session, tournament_id: str) -> list[str]:
+    """Give the tournament's failed sets a fresh start (queued, no attempts, no error) and the
+    tournament its running state back; returns their ids, for the caller to enqueue."""
+    tournament = get_tournament(session, tournament_id)
+    ids = list(
+        session.scalars(
+            select(GameSet.id)
+            .where(GameSet.tournament_id == tournament_id, GameSet.state == SetState.FAILED.value)
+            .order_by(GameSet.id)
+        )
+    )
+    if ids:
+        session.execute(
+            update(GameSet)
+            .where(GameSet.id.in_(ids), GameSet.state == SetState.FAILED.value)
+            .values(state=SetState.QUEUED.value, attempts=0, error=None, finished=None)
+            .execution_options(synchronize_session=False)
+        )
+        tournament.state = TournamentState.RUNNING.value
+        tournament.finished = None
+        session.commit()
+    return ids
+
+
 def drop_unstarted_sets(session: Session, tournament_id: str, set_ids: Sequence[str]) -> int:
     """Delete those of `set_ids` never started (still queued) from the tournament's plan, which
     shrinks by as many: a match its SPRT decided early planned sets it never needed. Returns

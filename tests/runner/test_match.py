@@ -89,6 +89,8 @@ def test_a_match_stopped_by_sigterm_settles_its_sets(
     assert states.count("done") >= 1 and set(states) == {"done", "failed"}, states
     failed = [s.error for s in sets if s.state == "failed"]
     assert set(failed) == {"not played: the match was stopped"}
+    retried = arena(arena_env, "tournament", "retry", tournament_id)
+    assert retried.returncode == 2 and "is an `arena match`" in retried.stderr  # not for workers
 
 
 def test_a_set_dropped_from_its_match_is_not_played(

@@ -149,3 +149,29 @@ def test_a_bot_that_crashes_every_game_forfeits_and_the_tournament_ends(
         assert faults and all(f.kind == "crash" for f in faults)
         assert any("segmentation fault (pretend)" in f.stderr for f in faults)
         assert any("exited with code 3" in f.detail for f in faults)
+
+
+def test_retry_queues_failed_sets_again_and_the_tournament_finishes(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers
+) -> None:
+    # Sets given up on (three worker deaths, say) are not lost for good: retry plays them.
+    from runner.tournament import finish_if_done
+
+    register("random", "greedy")
+    tid = _create(arena_env, "--sets", "2")  # queued, with no worker yet
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        for set_id, *_ in _sets(arena_env, tid):
+            for _ in range(3):
+                assert repo.mark_set_running(session, set_id)
+            assert repo.mark_set_failed(session, set_id, "gave up after 3 attempts")
+        assert finish_if_done(session, tid)
+    assert _state(arena_env, tid) == "failed"
+    retried = arena(arena_env, "tournament", "retry", tid)
+    assert retried.returncode == 0, retried.stderr
+    assert f"tournament {tid}: 2 failed set(s) queued again" in retried.stdout
+    assert _state(arena_env, tid) == "running"
+    workers.start(count=1)
+    wait_for(lambda: _state(arena_env, tid) == "finished", 120, "the retried sets")
+    assert [s[1:] for s in _sets(arena_env, tid)] == [("done", 1, 2), ("done", 1, 2)]
+    again = arena(arena_env, "tournament", "retry", tid)
+    assert again.returncode == 0 and "has no failed sets" in again.stdout
