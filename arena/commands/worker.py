@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from arena.commands.types import positive_int
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     worker = subparsers.add_parser(
         "worker", help="play queued game sets (N worker processes and the reconciler)"
     )
-    worker.add_argument("--count", type=int, default=1, help="worker processes (default 1)")
+    worker.add_argument(
+        "--count", type=positive_int, default=1, help="worker processes (default 1)"
+    )
     worker.add_argument("--queue", default=None, help="queue name (default ARENA_QUEUE)")
     worker.add_argument(
         "--burst", action="store_true", help="one worker process; exit when the queue is empty"
@@ -25,13 +29,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run(args: argparse.Namespace) -> int:
-    from arena.config import ConfigError
+    from arena.config import Limits, env, parse_listen
     from runner import redis_conn
     from runner.queue import queue_name
     from runner.worker import RECONCILE_INTERVAL, Supervisor, setup_logging, work_forever
 
-    if args.count < 1:
-        raise ConfigError(f"--count {args.count}: run at least one worker")
+    # What a game set and the nightly job will read, checked now rather than in every job.
+    parse_listen(env("ARENA_GAME_MASTER"), "ARENA_GAME_MASTER")
+    Limits.from_env()
     setup_logging()
     redis_conn.connect()  # fail now, with the fix in the message, if Redis is not there
     queue = args.queue or queue_name()
