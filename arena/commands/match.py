@@ -153,12 +153,12 @@ def _follow_queue(db: Database, set_ids: list[str], sprt: Sprt) -> int:
         if state not in ("done", "failed"):
             time.sleep(0.5)
             continue
-        index += 1
-        if state == "done" and score is not None:
+        if state == "failed":
+            score = None
+        if score is not None:
             sprt.add(score)
-        _report(
-            db, set_ids[index - 1], sprt, index, len(set_ids), score if state == "done" else None
-        )
+        index += 1
+        _report(db, set_ids[index - 1], sprt, index, len(set_ids), score)
         if sprt.decision is not None:
             break
     return index
