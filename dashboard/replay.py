@@ -100,6 +100,8 @@ def _seat_state(game: Game, seat: int) -> dict[str, Any]:
     obs = observe(game, seat).to_dict()
     hands: list[list[str] | None] = [None, None, None, None]
     hands[seat] = obs["hand"]
+    discards: list[list[str] | None] = [None, None, None, None]
+    discards[seat] = _cards(game.discards[seat])  # its own face-down cards, which it knows
     return {
         "hand": obs["hand_number"],
         "dealer": obs["dealer"],
@@ -114,7 +116,7 @@ def _seat_state(game: Game, seat: int) -> dict[str, Any]:
         "bidder": obs["bidder"],
         "contract": obs["contract"],
         "trump": obs["trump"],
-        "discards": None,
+        "discards": discards,
         "discard_counts": list(obs["discarded"]),
         "drawn": list(obs["drawn"]),
         "given": obs["given"],
@@ -346,7 +348,14 @@ def build_replay(game_id: str, record: bytes) -> Replay:
     if not lines:
         raise ReplayError("the record is empty")
     builder = _Builder(lines)
-    head, end = builder.run()
+    try:
+        head, end = builder.run()
+    except ReplayError:
+        raise
+    except (IndexError, KeyError, TypeError, ValueError) as exc:
+        # A damaged line the checks above let through (a deal with no hands, say): the engine
+        # cannot re-play it, and says so, rather than the page failing.
+        raise ReplayError(f"the record cannot be re-played: {type(exc).__name__}: {exc}") from None
     seats = head.get("seats") or []
     header = {
         "game_id": game_id,

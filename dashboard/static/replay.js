@@ -59,7 +59,11 @@
     clear(tags);
     tags.appendChild(el("span", "tag team" + (seat % 2), "team " + (seat % 2)));
     if (frame.dealer === seat) tags.appendChild(el("span", "tag dealer", "dealer"));
-    if (frame.bidder === seat) tags.appendChild(el("span", "tag bidder", "bidder " + frame.contract));
+    if (frame.bidder === seat) {
+      // During the auction the contract is not settled yet: the tag shows the high bid.
+      var bid = frame.contract !== null ? "bidder " + frame.contract : "high bid " + frame.high_bid;
+      tags.appendChild(el("span", "tag bidder", bid));
+    }
     if (frame.out[seat] && frame.kind !== "deal") tags.appendChild(el("span", "tag", "out"));
     if (frame.to_act === seat) tags.appendChild(el("span", "tag act", "to act"));
 
@@ -284,15 +288,23 @@
     if (handled) e.preventDefault();
   });
 
-  var start = fromHash();
-  var startIndex = 0;
-  if (start.frame) startIndex = Number(start.frame) || 0;
-  var perspective = start.perspective || state.perspective;
-  if (["full", "0", "1", "2", "3"].indexOf(perspective) < 0) perspective = "full";
-  load(perspective, startIndex).then(function () {
-    if (start.hand && state.data) {
-      var h = state.data.hands.filter(function (x) { return String(x.hand) === start.hand; })[0];
-      if (h) go(h.frame);
-    }
-  });
+  // The position in the URL (#frame=N&perspective=P, or #hand=N from the game page), on
+  // opening and whenever the user edits it; frames count from 0.
+  function followHash() {
+    var wanted = fromHash();
+    var index = Number(wanted.frame) || 0;
+    var perspective = wanted.perspective || state.perspective;
+    if (["full", "0", "1", "2", "3"].indexOf(perspective) < 0) perspective = "full";
+    var ready = state.data && perspective === state.perspective
+      ? Promise.resolve(go(index))
+      : load(perspective, index);
+    return ready.then(function () {
+      if (wanted.hand && state.data) {
+        var h = state.data.hands.filter(function (x) { return String(x.hand) === wanted.hand; })[0];
+        if (h) go(h.frame);
+      }
+    });
+  }
+  window.addEventListener("hashchange", function () { stop(); followHash(); });
+  followHash();
 })();

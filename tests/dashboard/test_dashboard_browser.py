@@ -180,6 +180,23 @@ def test_a_malformed_address_hash_does_not_stop_the_replay(
     assert _replay_state(tab.page)["frame"] == 0
 
 
+def test_an_edited_address_moves_the_replay_and_the_auction_shows_the_high_bid(
+    tab: Tab, live_server: LiveServer
+) -> None:
+    page = tab.page
+    _open_replay(tab, live_server.base, GAME)
+    page.evaluate("window.location.hash = '#frame=5&perspective=2'")  # as a user edits it
+    page.wait_for_function(
+        "document.getElementById('replay').dataset.frame === '5' && "
+        "document.getElementById('replay').dataset.perspective === '2'"
+    )
+    page.evaluate("window.location.hash = '#frame=1&perspective=2'")
+    page.wait_for_function("document.getElementById('replay').dataset.frame === '1'")
+    tags = page.locator(".tag.bidder").all_inner_texts()
+    assert tags and all(t.startswith("high bid ") for t in tags), tags  # was "bidder null"
+    assert "null" not in _replay_state(page)["text"]
+
+
 @pytest.mark.parametrize("seat", [0, 1, 2, 3])
 def test_seat_perspective_shows_no_card_of_another_hand(
     tab: Tab, live_server: LiveServer, seat: int

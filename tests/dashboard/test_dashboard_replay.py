@@ -65,8 +65,11 @@ def test_a_seat_perspective_never_holds_another_hand(
         full = _frames(client, game_id, "full")["frames"]
         assert "seed" not in seen  # it would re-deal every hand
         assert len(frames) == len(full)
-        for frame in frames:
-            assert frame["stock"] is None and frame["discards"] is None
+        for frame, everything in zip(frames, full, strict=True):
+            assert frame["stock"] is None
+            # Its own face-down cards it knows (it put them there); nobody else's.
+            mine = everything["discards"][seat]
+            assert frame["discards"] == [mine if s == seat else None for s in range(4)]
             assert [h is None for h in frame["hands"]] == [s != seat for s in range(4)]
             if frame["kind"] not in ("deal", "decision"):
                 continue  # at a hand's end every hand is empty
@@ -139,4 +142,17 @@ def test_an_unplayable_record_is_reported(client: FlaskClient, site: Site) -> No
         game_id, record = next(iter(site.filled.records.items()))
         lines = record.decode().splitlines()
         lines[2] = json.dumps({"event": "action", "hand": 1, "seat": 0, "action": "bid 99"})
+        build_replay(game_id, "\n".join(lines).encode())
+
+
+def test_a_damaged_deal_line_is_reported_not_a_server_error(
+    client: FlaskClient, site: Site
+) -> None:
+    from dashboard.replay import ReplayError
+
+    game_id, record = next(iter(site.filled.records.items()))
+    lines = record.decode().splitlines()
+    deal = next(i for i, raw in enumerate(lines) if json.loads(raw).get("event") == "deal")
+    lines[deal] = json.dumps({"event": "deal", "hand": 1, "dealer": 9, "hands": [], "stock": []})
+    with pytest.raises(ReplayError, match="the record cannot be re-played: IndexError"):
         build_replay(game_id, "\n".join(lines).encode())
