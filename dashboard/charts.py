@@ -57,7 +57,10 @@ def line_chart(
     while value <= hi + 1e-9:
         y_ticks.append((round(sy(value), 1), f"{value:.0f}"))
         value += step
-    x_ticks = [(round(sx(x), 1), f"{x:.0f}") for x in (x0, (x0 + x1) / 2, x1)] if x1 > x0 else []
+    # Game numbers are whole: the middle tick is a whole number drawn where it belongs.
+    middle = round((x0 + x1) / 2)
+    marks = [x0, *([middle] if x0 < middle < x1 else []), x1] if x1 > x0 else []
+    x_ticks = [(round(sx(x), 1), f"{x:.0f}") for x in marks]
     last = (round(sx(xs[-1]), 1), round(sy(ys[-1]), 1), f"{ys[-1]:.0f}")
     return LineChart(width, height, left, height - bottom, points, y_ticks, x_ticks, last)
 

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from arena.ratings.pairs import likelihood_of_superiority
 from arena.storage import BotVersion, Fault, Game, NotFound, Rating, RatingHistory, repo
-from dashboard.queries.common import iso, version_labels
+from dashboard.queries.common import check_ruleset, iso, version_labels
 from dashboard.queries.games import game_rows
 
 Cache = Callable[[Any, Callable[[], Any]], Any]
@@ -70,22 +70,26 @@ def bot_page(
             raise NotFound(f"bot {name!r} has no version {version!r} (versions: {known})")
         row = found[0]
     ratings = _ratings(session, row.id)
+    if ruleset:
+        check_ruleset(session, ruleset)
     chosen = ruleset or (ratings[0]["ruleset"] if ratings else None)
     vid = row.id
 
     def games_part() -> dict[str, Any]:
         recent = (
             select(Game)
-            .where(repo.seat_filter(vid))
+            .where(repo.seat_filter(vid), *_in_ruleset(chosen))
             .order_by(Game.finished.desc(), Game.id)
             .limit(RECENT_GAMES)
         )
         return {
-            "head_to_head": head_to_head(session, vid),
+            "head_to_head": head_to_head(session, vid, chosen),
             "recent_games": game_rows(session, recent),
         }
 
-    key = ("bot-games", vid, _games_fingerprint(session, vid))
+    # Head to head and recent games are those of the ruleset shown, like ratings and history:
+    # scores of different rules do not add up.
+    key = ("bot-games", vid, chosen, _games_fingerprint(session, vid))
     games = cache(key, games_part) if cache else games_part()
     return {
         "bot": bot.name,
@@ -181,8 +185,16 @@ def _history(session: Session, version_id: int, ruleset: str) -> list[dict[str, 
     return [{"n": i + 1, "elo": round(rows[ids[i]][0], 1), "game": rows[ids[i]][1]} for i in picked]
 
 
-def head_to_head(session: Session, version_id: int) -> list[dict[str, Any]]:
-    """Per opponent: games, wins, draws, losses, score and likelihood of superiority."""
+def _in_ruleset(ruleset: str | None) -> list[Any]:
+    """The filter on games of `ruleset` (none for None: a version with no games yet)."""
+    return [] if ruleset is None else [Game.ruleset == ruleset]
+
+
+def head_to_head(
+    session: Session, version_id: int, ruleset: str | None = None
+) -> list[dict[str, Any]]:
+    """Per opponent, in `ruleset`: games, wins, draws, losses, score and likelihood of
+    superiority."""
     on_team0 = or_(Game.seat0_id == version_id, Game.seat2_id == version_id)
     opponent = case((on_team0, Game.seat1_id), else_=Game.seat0_id)
     won = case(
@@ -198,7 +210,7 @@ def head_to_head(session: Session, version_id: int) -> list[dict[str, Any]]:
             func.sum(case((Game.winner.is_(None), 1), else_=0)),
             func.count(func.distinct(Game.game_set_id)),
         )
-        .where(repo.seat_filter(version_id))
+        .where(repo.seat_filter(version_id), *_in_ruleset(ruleset))
         .group_by(opponent)
     )
     rows = session.execute(query).all()

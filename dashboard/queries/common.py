@@ -7,10 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from arena.storage import Bot, BotVersion
+from arena.rulesets import RULESETS
+from arena.storage import Bot, BotVersion, NotFound, Rating, Tournament
+
+DEFAULT_RULESET = "standard"
 
 
 @dataclass(frozen=True)
@@ -79,3 +82,23 @@ def page_number(raw: str | None) -> int:
         return min(MAX_PAGE, max(1, int(raw or 1)))
     except ValueError:
         return 1
+
+
+def rulesets(session: Session) -> list[str]:
+    """Rulesets that have ratings or tournaments, most used first."""
+    counts: dict[str, int] = {}
+    for name, n in session.execute(select(Rating.ruleset, func.count()).group_by(Rating.ruleset)):
+        counts[name] = counts.get(name, 0) + int(n)
+    for (name,) in session.execute(select(Tournament.ruleset).distinct()):
+        counts.setdefault(name, 0)
+    return sorted(counts, key=lambda r: (r != DEFAULT_RULESET, -counts[r], r))
+
+
+def check_ruleset(session: Session, ruleset: str) -> None:
+    """NotFound for a ruleset that is neither named in RULES.md §6 nor played here."""
+    if ruleset in RULESETS:
+        return
+    played = rulesets(session)
+    if ruleset not in played:
+        known = ", ".join([*RULESETS, *(r for r in played if r not in RULESETS)])
+        raise NotFound(f"no ruleset {ruleset!r}; the rulesets are {known}")

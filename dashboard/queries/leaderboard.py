@@ -10,23 +10,19 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from arena.ratings import RatingError, bradley_terry, elo_ratings
-from arena.storage import Bot, BotVersion, Game, Rating, RatingHistory, Tournament
-from dashboard.queries.common import finite, iso, version_labels
+from arena.storage import Bot, BotVersion, Game, Rating, RatingHistory
+from dashboard.queries.common import (
+    DEFAULT_RULESET,
+    check_ruleset,
+    finite,
+    iso,
+    rulesets,
+    version_labels,
+)
 
 SPARKLINE_POINTS = 100
-DEFAULT_RULESET = "standard"
 
 Cache = Callable[[Any, Callable[[], Any]], Any]
-
-
-def rulesets(session: Session) -> list[str]:
-    """Rulesets that have ratings or tournaments, most used first."""
-    counts: dict[str, int] = {}
-    for name, n in session.execute(select(Rating.ruleset, func.count()).group_by(Rating.ruleset)):
-        counts[name] = counts.get(name, 0) + int(n)
-    for (name,) in session.execute(select(Tournament.ruleset).distinct()):
-        counts.setdefault(name, 0)
-    return sorted(counts, key=lambda r: (r != DEFAULT_RULESET, -counts[r], r))
 
 
 def leaderboard(
@@ -34,7 +30,11 @@ def leaderboard(
 ) -> dict[str, Any]:
     """Ranked rows for `ruleset` (default: the most rated one), best Bradley–Terry rating first."""
     available = rulesets(session)
+    if ruleset:
+        check_ruleset(session, ruleset)
     chosen = ruleset or (available[0] if available else DEFAULT_RULESET)
+    if chosen not in available:  # a named ruleset with no games yet: the menu shows it too
+        available = [*available, chosen]
     rows = _stored(session, chosen, cache)
     source = "ratings"
     if not rows:

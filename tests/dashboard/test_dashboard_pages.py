@@ -82,10 +82,19 @@ def test_leaderboard_uses_the_stored_ratings(client: FlaskClient) -> None:
 
 
 def test_a_ruleset_without_games_has_an_empty_leaderboard(client: FlaskClient) -> None:
-    empty = _json(client, "/api/leaderboard?ruleset=nothing-here")
+    empty = _json(client, "/api/leaderboard?ruleset=inverness")  # named, never played here
     assert empty["rows"] == [] and empty["source"] == "computed"
-    assert RULESET in empty["rulesets"]
-    assert 'class="empty"' in _html(client, "/?ruleset=nothing-here")
+    assert RULESET in empty["rulesets"] and "inverness" in empty["rulesets"]  # the menu shows it
+    assert 'class="empty"' in _html(client, "/?ruleset=inverness")
+
+
+@pytest.mark.parametrize("path", ["/?ruleset=nope", "/bots/greedy?ruleset=nope"])
+def test_an_unknown_ruleset_is_a_404_naming_the_rulesets(client: FlaskClient, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 404
+    assert "no ruleset &#39;nope&#39;; the rulesets are standard, wiki-2010" in response.get_data(
+        as_text=True
+    )
 
 
 def test_leaderboard_fallback_matches_a_fresh_rating(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -141,8 +150,10 @@ def test_bot_page_has_manifest_history_head_to_head_and_faults(client: FlaskClie
 
 def test_bot_versions_and_rulesets_select_what_is_shown(client: FlaskClient) -> None:
     assert _json(client, "/api/bots/greedy/1.0")["version"]["version"] == "1.0"
-    assert _json(client, f"/api/bots/greedy?ruleset={RULESET}")["ruleset"] == RULESET
-    assert _json(client, "/api/bots/greedy?ruleset=other")["history"] == []
+    chosen = _json(client, f"/api/bots/greedy?ruleset={RULESET}")
+    assert chosen["ruleset"] == RULESET and chosen["head_to_head"] and chosen["recent_games"]
+    other = _json(client, "/api/bots/greedy?ruleset=standard")  # no games of it here
+    assert (other["history"], other["head_to_head"], other["recent_games"]) == ([], [], [])
 
 
 def test_tournament_page_has_progress_crosstable_standings_and_games(client: FlaskClient) -> None:
@@ -216,6 +227,9 @@ def test_games_list_is_paged(site: Site) -> None:
         tournament = _json(client, f"/api/tournaments/{FINISHED}?page=2")
         assert len(tournament["games"]) == 1 and tournament["games_page"]["pages"] == 2
         assert "older" in _html(client, "/games")
+        past = _html(client, "/games?page=99")  # 12 games, 3 pages
+        assert "No games on this page." in past and "No games yet" not in past
+        assert 'href="/games?page=3">← newer' in past  # back to the last page, not page 98
     finally:
         site.app.config["PAGE_SIZE"] = 50
 
@@ -286,3 +300,15 @@ def test_empty_database_pages(empty_client: FlaskClient) -> None:
     assert _json(empty_client, "/api/games")["games"] == []
     assert _json(empty_client, "/healthz")["status"] == "ok"
     assert _json(empty_client, "/api/games/x", 404)["message"] == "no game 'x'"
+
+
+def test_chart_ticks_are_whole_games_drawn_where_they_are() -> None:
+    from dashboard.charts import line_chart
+
+    two = line_chart([1, 2], [1500.0, 1510.0])
+    assert two is not None and [label for _, label in two.x_ticks] == ["1", "2"]
+    four = line_chart([1, 2, 3, 4], [1500.0, 1510.0, 1490.0, 1520.0], width=720)
+    assert four is not None
+    left, right = 48, 12  # the chart's margins
+    per_game = (720 - left - right) / 3
+    assert four.x_ticks == [(48.0, "1"), (round(48 + per_game, 1), "2"), (708.0, "4")]
