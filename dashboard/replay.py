@@ -186,7 +186,9 @@ def _log(events: list[Event], full: bool) -> list[str]:
                 f"{e['points'][0]}–{e['points'][1]}, scores {e['scores'][0]} / {e['scores'][1]}"
             )
         elif kind == "forfeit":
-            lines.append(f"Seat {seat} forfeits")
+            # Why, in the full view only: a fault's detail may quote the seat's own cards.
+            why = e.get("detail") if full else None
+            lines.append(f"Seat {seat} forfeits" + (f": {why}" if why else ""))
         elif kind == "game_end":
             lines.append(_end_text(e))
     return lines
@@ -318,9 +320,13 @@ class _Builder:
                     self.emit("game_end", over, new[cut:], None, result)
                 else:
                     self.emit("deal", self.snapshot(game), new[cut:], None)
-            elif game.is_over:  # a forfeit
+            elif game.is_over:  # a forfeit: the record's line says why, the engine's does not
+                told = [
+                    dict(e, detail=line.get("detail")) if e["event"] == "forfeit" else e
+                    for e in new
+                ]
                 self.emit(
-                    "game_end", self.snapshot(game), new, decision, {"game_end": _game_end(new)}
+                    "game_end", self.snapshot(game), told, decision, {"game_end": _game_end(new)}
                 )
             else:
                 self.emit("decision", self.snapshot(game), new, decision)

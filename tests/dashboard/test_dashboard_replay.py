@@ -126,13 +126,18 @@ def test_a_forfeit_ends_the_replay(site: Site) -> None:
     game_id, record = next(iter(site.filled.records.items()))
     lines = record.decode().splitlines()
     first_action = next(i for i, line in enumerate(lines) if '"event":"action"' in line)
-    forfeit = json.dumps({"event": "forfeit", "hand": 1, "seat": 3}, separators=(",", ":"))
+    why = "fault limit: 5 faults (the last: illegal: 'play KH' is not legal)"
+    forfeit = json.dumps({"event": "forfeit", "hand": 1, "seat": 3, "detail": why})
     end = {"event": "game_end", "scores": [0, 0], "winner": 0, "reason": "forfeit"}
     cut = [*lines[: first_action + 2], forfeit, json.dumps(end | {"forfeit_seat": 3})]
     replay = build_replay(game_id, "\n".join(cut).encode())
     last = replay.frames["full"][-1]
     assert last["kind"] == "game_end" and last["result"]["game_end"]["reason"] == "forfeit"
     assert last["decisions"] == 2
+    assert f"Seat 3 forfeits: {why}" in last["log"]  # why, in the full view
+    for seat in "0123":  # not in a seat's: a fault's detail may quote the seat's cards
+        assert "Seat 3 forfeits" in replay.frames[seat][-1]["log"]
+        assert all("KH" not in line for line in replay.frames[seat][-1]["log"])
 
 
 def test_an_unplayable_record_is_reported(client: FlaskClient, site: Site) -> None:
