@@ -83,10 +83,30 @@ def tournament_list(session: Session, page: int, size: int) -> dict[str, Any]:
     )
     tournaments = list(session.scalars(query))
     progress = _progress_of(session, tournaments)
+    bots = _bots_of(session, tournaments)
     return {
-        "tournaments": [_tournament_dict(t, progress[t.id]) for t in tournaments],
+        "tournaments": [
+            {**_tournament_dict(t, progress[t.id]), "bots": bots[t.id]} for t in tournaments
+        ],
         "page": pager.to_dict(),
     }
+
+
+def _bots_of(session: Session, tournaments: list[Tournament]) -> dict[str, list[str]]:
+    """The bot versions ("name@version") each of several tournaments plays, in one query:
+    the list tells one match (a gauntlet of two) from another by them."""
+    ids = [t.id for t in tournaments]
+    pairs: dict[str, set[int]] = {tid: set() for tid in ids}
+    if ids:
+        query = (
+            select(GameSet.tournament_id, GameSet.bot_a_id, GameSet.bot_b_id)
+            .where(GameSet.tournament_id.in_(ids))
+            .distinct()
+        )
+        for tid, a, b in session.execute(query):
+            pairs[tid] |= {a, b}
+    labels = version_labels(session, set().union(*pairs.values()))
+    return {tid: sorted(labels[v].ref for v in versions) for tid, versions in pairs.items()}
 
 
 def tournament_status(session: Session, tournament_id: str) -> dict[str, Any]:

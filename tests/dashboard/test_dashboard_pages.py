@@ -158,6 +158,10 @@ def test_bot_versions_and_rulesets_select_what_is_shown(client: FlaskClient) -> 
 
 def test_tournament_page_has_progress_crosstable_standings_and_games(client: FlaskClient) -> None:
     data = _json(client, f"/api/tournaments/{FINISHED}")
+    listed = {t["id"]: t for t in _json(client, "/api/tournaments")["tournaments"]}
+    standings = sorted(f"{s['bot']}@{s['version']}" for s in data["standings"])
+    assert listed[FINISHED]["bots"] == standings  # the list names who plays
+    assert all(name in _html(client, "/tournaments") for name in ("greedy@1.0",))
     assert data["state"] == "finished"
     assert data["progress"]["done"] == 3 and data["progress"]["fraction"] == 1.0
     assert len(data["standings"]) == 3 and len(data["crosstable"]) == 3
