@@ -11,6 +11,7 @@ import contextlib
 import functools
 import os
 import re
+import secrets
 import shlex
 import shutil
 import signal
@@ -118,11 +119,14 @@ class LocalGameMaster:
     """A game master in a background thread plus a client of its admin calls."""
 
     def __init__(self, limits: GameLimits | None = None, address: str = "127.0.0.1:0") -> None:
+        # Its own admin token, known to this process alone: the agents it starts cannot open,
+        # end or (while their mirror game runs) read other games.
+        token = secrets.token_hex(16)
         self.server: RunningGameMaster = start_in_thread(
-            address, limits=limits or GameLimits.from_env(), admin_token=None
+            address, limits=limits or GameLimits.from_env(), admin_token=token
         )
         self.address = self.server.address
-        self.client = GameMasterClient(self.address, admin_token="")
+        self.client = GameMasterClient(self.address, admin_token=token)
         self.client.wait_ready()
         # Seats' logs when the caller names no directory; removed on close.
         self._scratch = tempfile.TemporaryDirectory(prefix="arena-match-")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import secrets
 import time
 from typing import TYPE_CHECKING
 
@@ -130,7 +131,11 @@ def _play_here(db: Database, set_ids: list[str], sprt: Sprt) -> int:
     from arena.gamemaster.server import start_in_thread
     from runner.tournament import run_game_set
 
-    with start_in_thread() as gm, GameMasterClient(gm.address) as client:
+    token = secrets.token_hex(16)  # the bots it starts cannot end or read other games
+    with (
+        start_in_thread(admin_token=token) as gm,
+        GameMasterClient(gm.address, admin_token=token) as client,
+    ):
         for index, set_id in enumerate(set_ids, 1):
             outcome = run_game_set(db, set_id, client)
             if outcome.score_a is not None:

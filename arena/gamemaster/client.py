@@ -139,6 +139,10 @@ RECONNECT_OPTIONS = (
 )
 
 
+# How often AwaitGame asks again while another game dealing the same cards is being played.
+DEALT_ELSEWHERE_PAUSE_S = 0.2
+
+
 class GameMasterClient:
     """A synchronous client of the admin calls. Thread-safe (one gRPC channel).
 
@@ -277,7 +281,13 @@ class GameMasterClient:
                         assert while_waiting is not None
                         while_waiting()
             except grpc.RpcError as error:
-                if error.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+                if error.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                    # Another game dealing the same cards is being played (an earlier attempt's
+                    # mirror game, about to end): the result can be read once it has.
+                    time.sleep(DEALT_ELSEWHERE_PAUSE_S)
+                    if while_waiting is not None:
+                        while_waiting()
+                elif error.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
                     raise self._failure("AwaitGame", error) from None
             finally:
                 call.cancel()  # a no-op once it ended; ends it if this thread was interrupted

@@ -148,9 +148,11 @@ class GameMasterService:
     async def watch(
         self, request: pb.WatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.GameEvent]:
-        session = self.games.get(request.game_id)
-        if session is None:
-            await _abort(context, _unknown_game(request.game_id))
+        try:
+            session = self._session(request.game_id)
+            self._check_not_dealt_elsewhere(session, context)
+        except Refused as refused:
+            await _abort(context, refused)
             return
         queue = session.watch()
         try:
@@ -214,6 +216,7 @@ class GameMasterService:
         try:
             self._check_admin(context)
             session = self._session(request.game_id)
+            self._check_not_dealt_elsewhere(session, context)
         except Refused as refused:
             await _abort(context, refused)
             raise AssertionError("unreachable") from None
@@ -248,12 +251,33 @@ class GameMasterService:
         return await session.wait()
 
     def _check_admin(self, context: grpc.aio.ServicerContext) -> None:
+        if self.admin_token is not None and not self._is_admin(context):
+            raise Refused(Refusal.ADMIN_ONLY, f"admin calls need the {wire.ADMIN_HEADER} header")
+
+    def _is_admin(self, context: grpc.aio.ServicerContext) -> bool:
+        """The call carries the admin token (False when the game master has none)."""
         if self.admin_token is None:
-            return
+            return False
         metadata = dict(context.invocation_metadata() or ())
         given = str(metadata.get(wire.ADMIN_HEADER, ""))
-        if not hmac.compare_digest(given.encode(), self.admin_token.encode()):
-            raise Refused(Refusal.ADMIN_ONLY, f"admin calls need the {wire.ADMIN_HEADER} header")
+        return hmac.compare_digest(given.encode(), self.admin_token.encode())
+
+    def _check_not_dealt_elsewhere(
+        self, session: GameSession, context: grpc.aio.ServicerContext
+    ) -> None:
+        """The two games of a duplicate set deal the same cards: a seat of the one being played
+        must not read the other's record or watch its cards fall. Refused, but to the holder of
+        the admin token (a platform playing both at once, as `arena play --mirror` does)."""
+        deals = _deals(session)
+        for other in self.games.values():
+            if other is not session and not other.finished and _deals(other) == deals:
+                if self._is_admin(context):
+                    return
+                raise Refused(
+                    Refusal.DEALS_IN_PLAY,
+                    f"game {session.game_id} deals the same cards as game {other.game_id}, "
+                    "which is being played: ask again when it has ended",
+                )
 
     def _session(self, game_id: str) -> GameSession:
         session = self.games.get(game_id)
@@ -555,6 +579,11 @@ class RunningGameMaster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _deals(session: GameSession) -> tuple[object, int]:
+    """What fixes a game's cards: its seed and first dealer (whatever else the rules say)."""
+    return (session.game.seed, session.game.first_dealer)
 
 
 def start_in_thread(address: str = "127.0.0.1:0", **options: Any) -> RunningGameMaster:

@@ -24,6 +24,7 @@ class Refusal(StrEnum):
     ADMIN_ONLY = "admin-only"
     TOO_MANY_GAMES = "too-many-games"
     SEAT_CONNECTED = "seat-connected"
+    DEALS_IN_PLAY = "deals-in-play"
 
 
 # The one table (STYLE.md habit 6); proto/sixtythree/v1/arena.proto documents it for agents.
@@ -40,6 +41,8 @@ STATUS_CODES: dict[Refusal, grpc.StatusCode] = {
     Refusal.ADMIN_ONLY: grpc.StatusCode.UNAUTHENTICATED,  # admin call without the admin token
     Refusal.TOO_MANY_GAMES: grpc.StatusCode.RESOURCE_EXHAUSTED,  # the open-games cap is hit
     Refusal.SEAT_CONNECTED: grpc.StatusCode.FAILED_PRECONDITION,  # ForfeitSeat: its agent is here
+    # Watch, AwaitGame: another game being played deals the same cards (a duplicate set's mirror)
+    Refusal.DEALS_IN_PLAY: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 

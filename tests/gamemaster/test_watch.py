@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import time
 
+import grpc
 import pytest
 
 from arena.gamemaster.client import GameMasterClient, GameMasterError
@@ -13,6 +15,8 @@ from arena.gamemaster.server import RunningGameMaster
 from arena.spectator import describe
 from arena.wire import pb
 from tests.gamemaster.helpers import PY, RANDOM, REPO, record_lines, start_match
+
+SHORT_RULESET = '{"name": "standard", "max_hands": 1}'
 
 # Thinks 40 ms per decision: four of them make three hands last seconds, long enough to watch
 # live however slowly `arena watch` starts.
@@ -206,3 +210,77 @@ def test_spectators_that_leave_are_no_longer_fed(
     assert gm.call(spectators_and_finished) == (0, False)
     client.abort_game(match.game_id)
     match.reap()
+
+
+def _asked(address: str, method: str, game_id: str, token: str = "") -> grpc.StatusCode:
+    """How a Watch or AwaitGame of `game_id` is answered within half a second: refused at once,
+    or DEADLINE_EXCEEDED while it waits for events (a game no agent joined has none yet)."""
+    from arena import wire
+
+    metadata = ((wire.ADMIN_HEADER, token),) if token else ()
+    with grpc.insecure_channel(address) as channel:
+        if method == "Watch":
+            stream = channel.unary_stream(
+                wire.WATCH,
+                request_serializer=pb.WatchRequest.SerializeToString,
+                response_deserializer=pb.GameEvent.FromString,
+            )(pb.WatchRequest(game_id=game_id), timeout=0.5, metadata=metadata)
+            read = functools.partial(next, stream)
+        else:
+            read = functools.partial(
+                channel.unary_unary(
+                    wire.AWAIT_GAME,
+                    request_serializer=pb.GameRef.SerializeToString,
+                    response_deserializer=pb.GameResult.FromString,
+                ),
+                pb.GameRef(game_id=game_id),
+                timeout=0.5,
+                metadata=metadata,
+            )
+        try:
+            read()
+        except grpc.RpcError as error:
+            return error.code()
+        return grpc.StatusCode.OK
+
+
+def test_a_game_dealing_the_cards_of_one_being_played_cannot_be_watched_or_read(
+    gm: RunningGameMaster, client: GameMasterClient
+) -> None:
+    # The two games of a duplicate set deal the same cards: a seat of the mirror game must not
+    # watch the other's cards fall, or read its record, while it plays.
+    stamp = time.time_ns()
+    first, mirror, other = (f"seal-{stamp}-{x}" for x in ("g0", "g1", "x"))
+    client.open_game(SHORT_RULESET, 77, game_id=first)
+    client.abort_game(first)  # played: its record holds every hand
+    client.open_game(SHORT_RULESET, 77, game_id=mirror)  # being played, same cards
+    client.open_game(SHORT_RULESET, 78, game_id=other)
+    refused = grpc.StatusCode.FAILED_PRECONDITION
+    assert _asked(gm.address, "Watch", first) == refused
+    assert _asked(gm.address, "AwaitGame", first) == refused
+    with pytest.raises(GameMasterError, match=f"deals the same cards as game {mirror}"):
+        next(client.watch(first))
+    waiting = grpc.StatusCode.DEADLINE_EXCEEDED
+    assert _asked(gm.address, "Watch", other) == waiting  # other cards: watched as ever
+    assert _asked(gm.address, "Watch", mirror) == waiting  # its own game: its seats see it
+    client.abort_game(mirror)
+    assert _asked(gm.address, "Watch", first) == grpc.StatusCode.OK  # ended: the whole game
+    assert client.await_game(first, timeout=5).reason == "aborted"
+    client.abort_game(other)
+
+
+def test_the_admin_token_may_read_both_games_of_a_set_at_once() -> None:
+    from arena.gamemaster.server import start_in_thread
+
+    with (
+        start_in_thread(admin_token="s3cret") as gm,
+        GameMasterClient(gm.address, admin_token="s3cret") as admin,
+    ):
+        admin.open_game(SHORT_RULESET, 5, game_id="both-g0")
+        admin.open_game(SHORT_RULESET, 5, game_id="both-g1")
+        waiting = grpc.StatusCode.DEADLINE_EXCEEDED
+        assert _asked(gm.address, "Watch", "both-g0", "s3cret") == waiting
+        assert _asked(gm.address, "AwaitGame", "both-g0", "s3cret") == waiting
+        assert _asked(gm.address, "Watch", "both-g0") == grpc.StatusCode.FAILED_PRECONDITION
+        admin.abort_game("both-g0")
+        admin.abort_game("both-g1")
