@@ -194,6 +194,14 @@ def _gone(
     return f"crash: the agent {reason} before connecting"
 
 
+def _orphaned(agents: Sequence[RunningAgent | None]) -> bool:
+    """Whether the fork server died under an agent (each is polled: that is how it shows)."""
+    running = [agent for agent in agents if agent is not None]
+    for agent in running:
+        agent.poll()
+    return any(agent.orphaned for agent in running)
+
+
 def play_game(
     client: GameMasterClient,
     *,
@@ -257,6 +265,13 @@ def play_game(
             # Not a result to record: the game master is shutting down, or another attempt at
             # this set (its job queued again after a Redis restart) took the game over.
             raise GameAborted(f"game {opened.game_id} was aborted: {result.detail or 'no reason'}")
+        if _orphaned(agents):
+            # The fork server died mid-game (a bot can kill it) and took every agent with it:
+            # whichever seat the game master missed first would forfeit, guilty or not.
+            raise GameAborted(
+                f"game {opened.game_id}: the fork server died mid-game, ending every agent; "
+                "played again"
+            )
         played = time.monotonic()
         deaths = _deaths(agents)
     except BaseException:

@@ -198,9 +198,27 @@ def test_a_dead_fork_server_ends_its_agents_and_the_launcher_spawns_instead(
     server.process.kill()
     server.process.wait(timeout=10)
     assert agent.wait(timeout=10) == -signal.SIGKILL
+    assert agent.orphaned  # not its own doing: its game is played again, nobody forfeits
     assert _gone(agent.pid)
     replacement = start(server, started, tmp_path, "python", "bot.py")
     assert not isinstance(replacement, ForkedAgent) and replacement.poll() is None
+
+
+def test_a_fork_server_that_stops_answering_is_replaced(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bot can SIGSTOP its parent: every later game of that worker then waited for agents the
+    # frozen fork server never forked.
+    from runner.launch import forkserver
+
+    monkeypatch.setattr(forkserver, "_REAP_TIMEOUT", 1.0)
+    (tmp_path / "bot.py").write_text("import time\nwhile True: time.sleep(1)\n")
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    assert isinstance(agent, ForkedAgent) and agent.pid and agent.poll() is None
+    os.kill(server.process.pid, signal.SIGSTOP)
+    agent.stop()
+    assert not server.alive and server.process.poll() is not None
+    assert _gone(agent.pid)
 
 
 def test_an_agent_too_big_for_the_fork_server_is_spawned_and_nothing_leaks(

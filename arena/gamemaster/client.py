@@ -201,8 +201,20 @@ class GameMasterClient:
         return GameMasterError(message, code, details)
 
     def wait_ready(self, timeout: float = 10.0) -> None:
-        """Block until the game master is reachable (grpc.FutureTimeoutError otherwise)."""
-        grpc.channel_ready_future(self._channel).result(timeout=timeout)
+        """Block until the game master answers (grpc.FutureTimeoutError otherwise).
+
+        A health check that waits for the channel, rather than grpc.channel_ready_future: its
+        connectivity-polling thread could outlive the channel and fail when it was closed.
+        """
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        check = health_pb2_grpc.HealthStub(self._channel).Check
+        try:
+            check(health_pb2.HealthCheckRequest(), timeout=timeout, wait_for_ready=True)
+        except grpc.RpcError as error:
+            if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise grpc.FutureTimeoutError() from None
+            # Any other answer came from a game master: it is there.
 
     def open_game(
         self,

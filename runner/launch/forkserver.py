@@ -144,6 +144,16 @@ class ForkServer:
                     os.close(fd)
         return StatusPipe(status_r)
 
+    def kill(self) -> None:
+        """End a fork server that stopped answering (a bot may have sent it SIGSTOP): its
+        agents' status pipes close, so each is ended as an orphan, and the next launch starts
+        a new one."""
+        self.alive = False
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(_REAP_TIMEOUT)
+
     def signal_group(self, pid: int, signum: int) -> None:
         """Signal an agent's group, if its leader still runs (the fork server knows)."""
         try:
@@ -239,8 +249,16 @@ class ForkedAgent(RunningAgent):
     @property
     def pid(self) -> int:
         """The agent's pid, once the fork server has forked it (waits for that, briefly)."""
-        if not self._forked.pid:
-            self._read_status(_START_TIMEOUT)
+        if not self._forked.pid and self._returncode is None:
+            self._read_status(_START_TIMEOUT, until_pid=True)
+            if not self._forked.pid and self._returncode is None:
+                log.warning(
+                    "the fork server did not start agent %s within %.0f s; it is replaced",
+                    self.label,
+                    _START_TIMEOUT,
+                )
+                self._server.kill()
+                self._read_status(_REAP_TIMEOUT)  # its end of the pipe is closed: an orphan
         return self._forked.pid
 
     @property
@@ -253,10 +271,11 @@ class ForkedAgent(RunningAgent):
     def wait(self, timeout: float | None = None) -> int | None:
         return self._read_status(timeout)
 
-    def _read_status(self, timeout: float | None) -> int | None:
-        """Read what the fork server said ("pid N", "exit CODE CPU"); the exit code if ended."""
+    def _read_status(self, timeout: float | None, *, until_pid: bool = False) -> int | None:
+        """Read what the fork server said ("pid N", "exit CODE CPU"); the exit code if ended.
+        With `until_pid`, stop reading once the pid is known (the agent may run on)."""
         with self._status_lock:
-            while self._returncode is None:
+            while self._returncode is None and not (until_pid and self._forked.pid):
                 line = self._status.read_line(timeout)
                 if line is None:
                     return None  # still running
@@ -276,6 +295,7 @@ class ForkedAgent(RunningAgent):
         """End of file, no verdict: the fork server died. Its agent is nobody's child now, so
         end its group here rather than leave it playing unsupervised."""
         log.warning("the fork server died; killing agent %s", self.label)
+        self.orphaned = True
         if self._forked.pid:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._forked.pid, signal.SIGKILL)
@@ -287,8 +307,17 @@ class ForkedAgent(RunningAgent):
             self._server.signal_group(self.pid, signum)
 
     def _reap(self) -> None:
-        if self.wait(_REAP_TIMEOUT) is None:
-            log.warning("agent %s (pid %d) did not end after SIGKILL", self.label, self.pid)
+        if self.wait(_REAP_TIMEOUT) is not None:
+            return
+        # The fork server did not pass on the SIGKILL or report the end: it is not answering.
+        log.warning(
+            "agent %s (pid %d) did not end after SIGKILL; the fork server is not answering, "
+            "so it is replaced",
+            self.label,
+            self.pid,
+        )
+        self._server.kill()
+        self.wait(_REAP_TIMEOUT)
 
 
 _shared: ForkServer | None = None

@@ -132,6 +132,8 @@ class RunningAgent:
     """
 
     container = False
+    # Killed because whatever ran it went away (the fork server died), not for its own doing.
+    orphaned = False
 
     def __init__(
         self,

@@ -15,13 +15,14 @@ from arena.config import Limits
 from arena.gamemaster.client import GameMasterClient
 from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.storage import GameResult
-from runner.gameset import CONNECT_MS, Launchers, SeatBot, _gone, play_game
+from runner.gameset import CONNECT_MS, GameAborted, Launchers, SeatBot, _gone, play_game
 from runner.launch import AgentLimits, AgentSpec, LaunchError, RunningAgent
 from tests.runner.conftest import BOTS, QUICK, SAMPLE_BOTS
 
 _RANDOM_TOML = tomllib.loads((SAMPLE_BOTS / "random" / "bot.toml").read_text())
 RANDOM = SeatBot(1, "random@1", str(SAMPLE_BOTS / "random"), tuple(_RANDOM_TOML["command"]), None)
 CRASHER = SeatBot(2, "crasher@1", str(BOTS / "crasher"), ("./crash.sh",), None)
+FORKKILLER = SeatBot(4, "forkkiller@1", str(BOTS / "forkkiller"), ("python", "bot.py"), None)
 
 
 def _play(game_master: str, seats: list[SeatBot], launchers: Launchers) -> tuple[GameResult, float]:
@@ -58,6 +59,15 @@ def test_a_bot_crashing_at_start_forfeits_well_before_the_connect_timeout(
     assert forfeit and "exited with code 3 before connecting" in forfeit[0]["detail"]
     [fault] = [f for f in result.faults if f.seat == seat]
     assert fault.kind == "crash" and "segmentation fault (pretend)" in fault.stderr
+
+
+def test_a_bot_that_kills_the_fork_server_gets_the_game_played_again_not_a_forfeit(
+    game_master: str, tmp_path: Path
+) -> None:
+    # Every agent dies with the fork server; the seat the game master missed first would
+    # forfeit, whoever it was (the opponent, in the report that found this).
+    with pytest.raises(GameAborted, match="the fork server died mid-game"):
+        _play(game_master, [RANDOM, FORKKILLER, RANDOM, FORKKILLER], Launchers.default(tmp_path))
 
 
 class _FailingLauncher:
