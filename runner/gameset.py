@@ -273,7 +273,7 @@ def play_game(
                 "played again"
             )
         played = time.monotonic()
-        deaths = _deaths(agents)
+        deaths = _deaths(agents, result.forfeit_seat)
     except BaseException:
         # Whatever went wrong here (timeout, shutdown), the game must not outlive the job.
         try:
@@ -312,8 +312,11 @@ def play_game(
     )
 
 
-def _deaths(agents: Sequence[RunningAgent | None]) -> dict[int, tuple[str, str]]:
-    """Seats whose agent already ended badly by itself: exit reason and capped stderr.
+def _deaths(
+    agents: Sequence[RunningAgent | None], forfeit_seat: int | None
+) -> dict[int, tuple[str, str]]:
+    """Seats whose agent already ended badly by itself: exit reason and capped stderr. Exit
+    code 0 is bad too for the seat that forfeited: it left before the game ended.
 
     No waiting: an agent that crashed mid-game is gone by the time the game master has
     ended the game; one still running is simply stopped.
@@ -323,6 +326,6 @@ def _deaths(agents: Sequence[RunningAgent | None]) -> dict[int, tuple[str, str]]
         if agent is None:
             continue
         code = agent.poll()
-        if code is not None and code != 0:
+        if code is not None and (code != 0 or seat == forfeit_seat):
             out[seat] = (agent.exit_reason() or f"exited with code {code}", agent.stderr_text())
     return out

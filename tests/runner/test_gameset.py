@@ -70,6 +70,21 @@ def test_a_bot_that_kills_the_fork_server_gets_the_game_played_again_not_a_forfe
         _play(game_master, [RANDOM, FORKKILLER, RANDOM, FORKKILLER], Launchers.default(tmp_path))
 
 
+def test_a_bot_that_exits_cleanly_too_soon_forfeits_with_a_fault_and_its_stderr(
+    game_master: str, tmp_path: Path
+) -> None:
+    # Exit code 0 is no crash by itself, but before the game's end it is why the seat forfeits:
+    # the fault (and what the bot said) must be there for its author.
+    quitter = SeatBot(
+        5, "quitter@1", str(BOTS / "crasher"), ("sh", "-c", "echo done already >&2; exit 0"), None
+    )
+    result, _ = _play(game_master, [RANDOM, RANDOM, quitter, RANDOM], Launchers.default(tmp_path))
+    assert (result.reason, result.forfeit_seat) == ("forfeit", 2)
+    [fault] = [f for f in result.faults if f.seat == 2]
+    assert fault.kind == "crash" and "exited with code 0" in fault.detail
+    assert "done already" in fault.stderr
+
+
 class _FailingLauncher:
     """A launcher whose agents cannot be started (a missing image, say)."""
 
