@@ -152,6 +152,29 @@ def test_what_a_forked_agent_leaves_behind_dies_with_it(
     assert _gone(child), "the sleeper outlived its agent's exit"
 
 
+def test_a_process_that_left_its_agents_group_dies_with_the_game_too(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # setsid() takes a process out of the group the launcher kills; the fork server adopts it
+    # when its agent ends, and ends it once no agent of the game runs.
+    (tmp_path / "bot.py").write_text(
+        "import os, sys\n"
+        "r, w = os.pipe()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os.setsid()\n"
+        "    os.write(w, b'x')\n"
+        "    os.execv('/bin/sleep', ['sleep', '1000'])\n"
+        "os.read(r, 1)  # out of the group before the agent ends\n"
+        "sys.stderr.write(f'escaped {pid}\\n')\n"
+    )
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    assert agent.wait(timeout=20) == 0
+    escaped = int(re.search(r"escaped (\d+)", agent.stderr_text()).group(1))  # type: ignore[union-attr]
+    agent.stop()
+    assert _gone(escaped), "the escaped sleeper outlived its game"
+
+
 def test_the_fork_server_never_holds_a_seat_token(
     server: ForkServer, started: list[RunningAgent], tmp_path: Path
 ) -> None:

@@ -215,8 +215,9 @@ class RunningAgent:
         """Kill the whole process group (SIGTERM, a short grace, SIGKILL), reap, clean up.
 
         Safe to call more than once and after the agent exited by itself; children it left
-        behind are killed too. A child that left the group on purpose (setsid) escapes: use
-        the container launcher for bots that cannot be trusted that far.
+        behind are killed too. A child that left the group on purpose (setsid) escapes here
+        (the fork server adopts and ends those of the agents it forked): use the container
+        launcher for bots that cannot be trusted that far.
         """
         with self._lock:
             if not self._reaped:

@@ -33,6 +33,7 @@ import socket
 import sys
 import tempfile
 import threading
+from pathlib import Path
 from typing import NoReturn
 
 import arena.agent  # noqa: F401  (the point of this process: the SDK, grpc and protobuf, warm)
@@ -142,6 +143,8 @@ class Zygote:
             cpu = usage.ru_utime + usage.ru_stime
             _write(status_fd, f"exit {os.waitstatus_to_exitcode(status)} {cpu:.3f}\n")
             os.close(status_fd)
+        if not self.agents:
+            _end_strays()
 
     def _shut_down(self) -> None:
         for pid in self.agents:
@@ -150,6 +153,40 @@ class Zygote:
             self._report_exits()
             if self.agents:
                 select.select([self.wake_r], [], [], 0.1)
+
+
+# prctl(2): descendants orphaned by an agent's death become this process's children, not init's.
+_PR_SET_CHILD_SUBREAPER = 36
+_STRAY_ROUNDS = 20
+
+
+def _become_subreaper() -> None:
+    """Adopt what agents leave behind: a process that left its agent's group (setsid) would
+    otherwise outlive the game under init. Best effort: Linux only."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _end_strays() -> None:
+    """Kill and reap every child that is no agent: processes agents left behind, adopted.
+    Called when no agent runs, so none of them belongs to a game still being played; each
+    killed one's own children are adopted in turn, hence the rounds."""
+    me = os.getpid()
+    for _ in range(_STRAY_ROUNDS):
+        try:
+            children = Path(f"/proc/{me}/task/{me}/children").read_text()
+            strays = [int(pid) for pid in children.split()]
+        except OSError:
+            return
+        if not strays:
+            return
+        for pid in strays:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
 
 
 def _signal_agent(pid: int, signum: int) -> None:
@@ -211,6 +248,7 @@ def main() -> int:
     # Everything imported so far is shared with every agent, page by page, until written.
     # The garbage collector writes to every object it visits: keep it off what is shared.
     gc.freeze()
+    _become_subreaper()
     task = Zygote(control).serve()
     if task is not None:  # in a forked child
         exit_like_python(task)
