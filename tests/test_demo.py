@@ -135,6 +135,20 @@ def test_the_demo_says_why_a_bot_forfeited(
     assert f"{set_id}-g1" not in out
 
 
+def _assert_admin_calls_need_a_token(out: str) -> None:
+    """The demo's game master takes admin calls from its workers only (a token of its own):
+    a bot could otherwise end, or read, games."""
+    from arena.gamemaster.client import GameMasterClient, GameMasterError
+
+    gm = re.search(r"game master on (127\.0\.0\.1:\d+)", out)
+    assert gm is not None, out
+    with (
+        GameMasterClient(gm.group(1), admin_token="") as stranger,
+        pytest.raises(GameMasterError, match="UNAUTHENTICATED"),
+    ):
+        stranger.open_game("standard", 1)
+
+
 def test_sigterm_stops_the_demo_and_every_process_it_started(tmp_path: Path) -> None:
     from runner.stack import free_port
 
@@ -152,6 +166,7 @@ def test_sigterm_stops_the_demo_and_every_process_it_started(tmp_path: Path) -> 
     for line in demo.stdout:  # as `kill` or `docker stop` would, mid-tournament
         seen.append(line)
         if "round robin" in line:
+            _assert_admin_calls_need_a_token("".join(seen))
             demo.send_signal(signal.SIGTERM)
             break
     out = "".join(seen) + demo.stdout.read()

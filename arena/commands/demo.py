@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import secrets
 import shutil
 import sys
 import time
@@ -149,6 +150,10 @@ def _start_services(stack: Stack, args: argparse.Namespace) -> None:
 
     gm = f"127.0.0.1:{free_port()}"
     stack.env["ARENA_GAME_MASTER"] = gm
+    # The game master's admin calls (open, end, read games) for its workers only, not for the
+    # bots they start (which get a clean environment): a token of the demo's own, unless given.
+    if not stack.env.get("ARENA_ADMIN_TOKEN", "").strip():
+        stack.env["ARENA_ADMIN_TOKEN"] = secrets.token_hex(16)
     _say(f"starting the game master on {gm}")
     stack.start("gamemaster", arena_command("gamemaster", "--listen", gm), grpc_ready(gm))
     _say(f"starting {args.workers} workers")
