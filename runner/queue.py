@@ -71,10 +71,26 @@ def enqueue_lock(queue: Queue) -> Lock:
     return queue.connection.lock(_ENQUEUE_LOCK.format(queue=queue.name), timeout=_ENQUEUE_LOCK_TTL)
 
 
-def enqueue_game_sets(queue: Queue, set_ids: Iterable[str]) -> int:
-    """Enqueue the sets that have no job yet, in one round trip; returns how many."""
+# States in which RQ still owns a job: it will run it, or is running it, or will retry it.
+LIVE_STATES = {
+    JobStatus.QUEUED,
+    JobStatus.STARTED,
+    JobStatus.SCHEDULED,
+    JobStatus.DEFERRED,
+}
+
+
+def enqueue_game_sets(queue: Queue, set_ids: Iterable[str], *, replace_ended: bool = False) -> int:
+    """Enqueue the sets that have no job yet, in one round trip; returns how many. With
+    `replace_ended`, a set whose job has ended (failed, say) gets a new one; a live job (queued,
+    or started by a worker) is left alone."""
     with enqueue_lock(queue):
         ids = list(set_ids)
+        if replace_ended:
+            for set_id in ids:
+                job = fetch_job(queue.connection, set_id)
+                if job is not None and job.get_status() not in LIVE_STATES:
+                    job.delete()
         pipe = queue.connection.pipeline()
         for set_id in ids:
             pipe.exists(Job.key_for(set_id))
@@ -84,12 +100,3 @@ def enqueue_game_sets(queue: Queue, set_ids: Iterable[str]) -> int:
             if not exists
         ]
         return len(queue.enqueue_many(data)) if data else 0
-
-
-# States in which RQ still owns a job: it will run it, or is running it, or will retry it.
-LIVE_STATES = {
-    JobStatus.QUEUED,
-    JobStatus.STARTED,
-    JobStatus.SCHEDULED,
-    JobStatus.DEFERRED,
-}

@@ -280,7 +280,7 @@ _LIMIT_FIELDS = {"decision_ms", "bank_ms", "fault_limit"}
 def retry_failed_sets(db: Database, tournament_id: str, queue: Queue) -> list[str]:
     """Queue the tournament's failed sets again, each with a fresh count of attempts (a set
     given up on after three worker deaths, say); returns their ids."""
-    from runner.queue import enqueue_game_sets, fetch_job
+    from runner.queue import enqueue_game_sets
 
     with db.session() as session:
         tournament = repo.get_tournament(session, tournament_id)
@@ -290,11 +290,9 @@ def retry_failed_sets(db: Database, tournament_id: str, queue: Queue) -> list[st
                 "by workers: run the match again instead"
             )
         ids = repo.requeue_failed_sets(session, tournament_id)
-    for set_id in ids:  # a failed job keeps its id (and would be taken for a live one)
-        job = fetch_job(queue.connection, set_id)
-        if job is not None:
-            job.delete()
-    enqueue_game_sets(queue, ids)
+    # A failed job keeps its id, which would pass for a live one; a job the reconciler queued
+    # (or a worker started) meanwhile is live, and kept.
+    enqueue_game_sets(queue, ids, replace_ended=True)
     return ids
 
 

@@ -6,6 +6,7 @@ run in both modes in test_launchers.py; these are the fork server's own.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -175,6 +176,43 @@ def test_a_process_that_left_its_agents_group_dies_with_the_game_too(
     assert _gone(escaped), "the escaped sleeper outlived its game"
 
 
+def test_adopted_processes_that_end_are_reaped_while_agents_run(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # A bot that leaves a short-lived helper behind on every move: the fork server adopts each,
+    # and must reap it when it ends, not hold zombies until the game is over.
+    (tmp_path / "bot.py").write_text(
+        "import os, time\n"
+        "for _ in range(10):\n"
+        "    if os.fork() == 0:  # a middle process, gone at once: the helper is adopted\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(0.2)\n"
+        "        os._exit(0)\n"
+        "    os.wait()\n"
+        "os.write(2, b'helpers left\\n')\n"
+        "time.sleep(60)\n"
+    )
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    pid = server.process.pid
+
+    def zombies() -> int:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        states = []
+        for child in children:
+            with contextlib.suppress(OSError):
+                states.append(Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0])
+        return states.count("Z")
+
+    import time
+
+    deadline = time.monotonic() + 20
+    while "helpers left" not in agent.stderr_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # every helper has ended
+    assert agent.poll() is None  # the agent still plays
+    assert zombies() == 0
+
+
 def test_the_fork_server_never_holds_a_seat_token(
     server: ForkServer, started: list[RunningAgent], tmp_path: Path
 ) -> None:
@@ -242,6 +280,28 @@ def test_a_fork_server_that_stops_answering_is_replaced(
     agent.stop()
     assert not server.alive and server.process.poll() is not None
     assert _gone(agent.pid)
+
+
+def test_an_agent_a_stopped_fork_server_never_forks_ends_as_an_orphan_in_time(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Launches sent to a frozen fork server never start: the worker's poll must notice before
+    # the game's connect time runs out (a seat would forfeit for it), and replace the server.
+    import time
+
+    from runner.launch import forkserver
+
+    monkeypatch.setattr(forkserver, "_START_TIMEOUT", 1.0)
+    monkeypatch.setattr(forkserver, "_REAP_TIMEOUT", 1.0)
+    (tmp_path / "bot.py").write_text("print('never')\n")
+    os.kill(server.process.pid, signal.SIGSTOP)
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    assert isinstance(agent, ForkedAgent)
+    deadline = time.monotonic() + 10
+    while agent.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert agent.poll() == -signal.SIGKILL and agent.orphaned  # its game is played again
+    assert not server.alive and server.process.poll() is not None
 
 
 def test_an_agent_too_big_for_the_fork_server_is_spawned_and_nothing_leaks(

@@ -132,15 +132,16 @@ class GameOutcome:
 
 # gRPC waits ever longer between attempts to reach a game master that is down (up to two
 # minutes): a restarted one would go unnoticed that long. Every two seconds at most instead.
+# (Not grpc.min_reconnect_backoff_ms: that is also the shortest connect timeout.)
 RECONNECT_OPTIONS = (
     ("grpc.initial_reconnect_backoff_ms", 500),
-    ("grpc.min_reconnect_backoff_ms", 500),
     ("grpc.max_reconnect_backoff_ms", 2000),
 )
 
 
-# How often AwaitGame asks again while another game dealing the same cards is being played.
-DEALT_ELSEWHERE_PAUSE_S = 0.2
+# The pause before asking again: a game master not serving yet, or an AwaitGame refused while
+# another game dealing the same cards is being played.
+ASK_AGAIN_S = 0.2
 
 
 class GameMasterClient:
@@ -201,20 +202,29 @@ class GameMasterClient:
         return GameMasterError(message, code, details)
 
     def wait_ready(self, timeout: float = 10.0) -> None:
-        """Block until the game master answers (grpc.FutureTimeoutError otherwise).
+        """Block until the game master serves (grpc.FutureTimeoutError otherwise): one that is
+        shutting down says NOT_SERVING, and is waited out like one that is not there.
 
-        A health check that waits for the channel, rather than grpc.channel_ready_future: its
+        Health checks that wait for the channel, rather than grpc.channel_ready_future: its
         connectivity-polling thread could outlive the channel and fail when it was closed.
         """
         from grpc_health.v1 import health_pb2, health_pb2_grpc
 
         check = health_pb2_grpc.HealthStub(self._channel).Check
-        try:
-            check(health_pb2.HealthCheckRequest(), timeout=timeout, wait_for_ready=True)
-        except grpc.RpcError as error:
-            if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-                raise grpc.FutureTimeoutError() from None
-            # Any other answer came from a game master: it is there.
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                reply = check(health_pb2.HealthCheckRequest(), timeout=left, wait_for_ready=True)
+            except grpc.RpcError as error:
+                if error.code() == grpc.StatusCode.UNIMPLEMENTED:
+                    return  # a server without health checks: its own calls will say more
+                if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    break
+            else:
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            time.sleep(min(ASK_AGAIN_S, max(0.0, deadline - time.monotonic())))
+        raise grpc.FutureTimeoutError()
 
     def open_game(
         self,
@@ -296,7 +306,7 @@ class GameMasterClient:
                 if error.code() == grpc.StatusCode.FAILED_PRECONDITION:
                     # Another game dealing the same cards is being played (an earlier attempt's
                     # mirror game, about to end): the result can be read once it has.
-                    time.sleep(DEALT_ELSEWHERE_PAUSE_S)
+                    time.sleep(ASK_AGAIN_S)
                     if while_waiting is not None:
                         while_waiting()
                 elif error.code() != grpc.StatusCode.DEADLINE_EXCEEDED:

@@ -233,7 +233,7 @@ class GameMasterService:
             raise AssertionError("unreachable") from None
         reason = cut(request.reason.strip(), DETAIL_MAX_CHARS)
         session.abort(f"aborted by the platform: {reason}" if reason else ABORTED_BY_PLATFORM)
-        return await session.wait()
+        return self._as_told(session, await session.wait(), context)
 
     async def forfeit_seat(
         self, request: pb.ForfeitSeatRequest, context: grpc.aio.ServicerContext
@@ -248,7 +248,7 @@ class GameMasterService:
         except Refused as refused:
             await _abort(context, refused)
             raise AssertionError("unreachable") from None
-        return await session.wait()
+        return self._as_told(session, await session.wait(), context)
 
     def _check_admin(self, context: grpc.aio.ServicerContext) -> None:
         if self.admin_token is not None and not self._is_admin(context):
@@ -268,16 +268,33 @@ class GameMasterService:
         """The two games of a duplicate set deal the same cards: a seat of the one being played
         must not read the other's record or watch its cards fall. Refused, but to the holder of
         the admin token (a platform playing both at once, as `arena play --mirror` does)."""
+        other = self._dealt_elsewhere(session)
+        if other is not None and not self._is_admin(context):
+            raise Refused(
+                Refusal.DEALS_IN_PLAY,
+                f"game {session.game_id} deals the same cards as game {other.game_id}, which "
+                "is being played: ask again when it has ended",
+            )
+
+    def _dealt_elsewhere(self, session: GameSession) -> GameSession | None:
+        """Another game being played with the same cards, if there is one."""
         deals = _deals(session)
         for other in self.games.values():
             if other is not session and not other.finished and _deals(other) == deals:
-                if self._is_admin(context):
-                    return
-                raise Refused(
-                    Refusal.DEALS_IN_PLAY,
-                    f"game {session.game_id} deals the same cards as game {other.game_id}, "
-                    "which is being played: ask again when it has ended",
-                )
+                return other
+        return None
+
+    def _as_told(
+        self, session: GameSession, result: pb.GameResult, context: grpc.aio.ServicerContext
+    ) -> pb.GameResult:
+        """The result AbortGame and ForfeitSeat return, without the record while another game
+        deals the same cards (as AwaitGame would refuse it)."""
+        if self._dealt_elsewhere(session) is None or self._is_admin(context):
+            return result
+        told = pb.GameResult()
+        told.CopyFrom(result)
+        told.ClearField("record_jsonl")
+        return told
 
     def _session(self, game_id: str) -> GameSession:
         session = self.games.get(game_id)

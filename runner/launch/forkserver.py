@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,9 @@ REQUEST_LIMIT = 60_000
 # gRPC registers none in the fork server.
 GRPC_NO_FORK_HANDLERS = {"GRPC_ENABLE_FORK_SUPPORT": "false"}
 # How long a launch waits for the fork server to say it forked (it may still be importing).
-_START_TIMEOUT = 30.0
+# Below a game's connect time (20 s in tournaments): a fork server that stopped answering is
+# replaced, and its game played again, before a seat could forfeit for not connecting.
+_START_TIMEOUT = 10.0
 # How long stop() waits for the fork server to report a SIGKILLed agent's end.
 _REAP_TIMEOUT = 10.0
 
@@ -245,6 +248,7 @@ class ForkedAgent(RunningAgent):
         self._server = server
         self._status = status
         self._status_lock = threading.Lock()
+        self._launched = time.monotonic()
 
     @property
     def pid(self) -> int:
@@ -252,21 +256,31 @@ class ForkedAgent(RunningAgent):
         if not self._forked.pid and self._returncode is None:
             self._read_status(_START_TIMEOUT, until_pid=True)
             if not self._forked.pid and self._returncode is None:
-                log.warning(
-                    "the fork server did not start agent %s within %.0f s; it is replaced",
-                    self.label,
-                    _START_TIMEOUT,
-                )
-                self._server.kill()
-                self._read_status(_REAP_TIMEOUT)  # its end of the pipe is closed: an orphan
+                self._server_silent()
         return self._forked.pid
+
+    def _server_silent(self) -> None:
+        """The fork server did not start this agent in time (a bot may have stopped it): it is
+        replaced, and the agent ends as an orphan (its game is played again)."""
+        log.warning(
+            "the fork server did not start agent %s within %.0f s; it is replaced",
+            self.label,
+            _START_TIMEOUT,
+        )
+        self._server.kill()
+        self._read_status(_REAP_TIMEOUT)  # its end of the pipe is closed now
 
     @property
     def pgid(self) -> int:
         return self.pid  # the fork server's child calls setsid(): it leads its own group
 
     def poll(self) -> int | None:
-        return self._read_status(0)
+        code = self._read_status(0)
+        late = time.monotonic() - self._launched > _START_TIMEOUT
+        if code is None and not self._forked.pid and late:
+            self._server_silent()
+            code = self._returncode
+        return code
 
     def wait(self, timeout: float | None = None) -> int | None:
         return self._read_status(timeout)

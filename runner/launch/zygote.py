@@ -143,7 +143,9 @@ class Zygote:
             cpu = usage.ru_utime + usage.ru_stime
             _write(status_fd, f"exit {os.waitstatus_to_exitcode(status)} {cpu:.3f}\n")
             os.close(status_fd)
-        if not self.agents:
+        if self.agents:
+            _reap_ended_strays(self.agents)
+        else:
             _end_strays()
 
     def _shut_down(self) -> None:
@@ -169,17 +171,30 @@ def _become_subreaper() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+def _children() -> list[int]:
+    me = os.getpid()  # one thread: its task's children are all the process's
+    try:
+        return [int(pid) for pid in Path(f"/proc/{me}/task/{me}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _reap_ended_strays(agents: dict[int, int]) -> None:
+    """Reap adopted processes that have ended, while agents run (a bot that leaves a helper
+    behind on every move must not fill the process table with zombies). Agents' leaders stay
+    unreaped: their pid holds their group's id."""
+    for pid in _children():
+        if pid not in agents:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+
+
 def _end_strays() -> None:
     """Kill and reap every child that is no agent: processes agents left behind, adopted.
     Called when no agent runs, so none of them belongs to a game still being played; each
     killed one's own children are adopted in turn, hence the rounds."""
-    me = os.getpid()
     for _ in range(_STRAY_ROUNDS):
-        try:
-            children = Path(f"/proc/{me}/task/{me}/children").read_text()
-            strays = [int(pid) for pid in children.split()]
-        except OSError:
-            return
+        strays = _children()
         if not strays:
             return
         for pid in strays:

@@ -260,6 +260,9 @@ def test_a_game_dealing_the_cards_of_one_being_played_cannot_be_watched_or_read(
     assert _asked(gm.address, "AwaitGame", first) == refused
     with pytest.raises(GameMasterError, match=f"deals the same cards as game {mirror}"):
         next(client.watch(first))
+    # Ending it again, or forfeiting a seat of it, tells how it ended, not its record.
+    assert client.abort_game(first).record == ""
+    assert client.forfeit_seat(first, 0).record == ""
     waiting = grpc.StatusCode.DEADLINE_EXCEEDED
     assert _asked(gm.address, "Watch", other) == waiting  # other cards: watched as ever
     assert _asked(gm.address, "Watch", mirror) == waiting  # its own game: its seats see it

@@ -54,3 +54,26 @@ def test_the_client_finds_a_game_master_back_within_seconds() -> None:
             client.wait_ready(timeout=3.5)
         finally:
             gm.stop()
+
+
+def test_a_game_master_shutting_down_is_not_ready() -> None:
+    # It answers health checks with NOT_SERVING while it stops: a set started then would spend
+    # an attempt on its refusal.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+    server = grpc.server(ThreadPoolExecutor(2))
+    servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        servicer.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
+        with GameMasterClient(f"127.0.0.1:{port}") as client:
+            with pytest.raises(grpc.FutureTimeoutError):
+                client.wait_ready(timeout=1.0)
+            servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+            client.wait_ready(timeout=5.0)
+    finally:
+        server.stop(0)
