@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.commands.signals import not_interrupted, stopped_like_ctrl_c
+from arena.commands.signals import ignore_stopping, stopped_like_ctrl_c
 from arena.commands.types import positive_int
 
 if TYPE_CHECKING:
@@ -61,8 +61,11 @@ def _say(text: str) -> None:
 def _demo(args: argparse.Namespace) -> int:
     # `kill`, `docker stop` and a closed terminal stop the demo like Ctrl-C: with every
     # process it started, not leaving them running on their own.
-    with stopped_like_ctrl_c():
-        return _run_demo(args)
+    try:
+        with stopped_like_ctrl_c():
+            return _run_demo(args)
+    finally:
+        ignore_stopping()  # leaving the block restored the handlers: the demo has ended anyway
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -97,12 +100,13 @@ def _run_demo(args: argparse.Namespace) -> int:
         _say("stopping")
         return 0
     finally:
-        # A second Ctrl-C must not cut the clean-up short and leave processes behind.
-        with not_interrupted():
-            stack.stop()
-            keep_alive.close()
-            if not redis_conn.redis_url():  # now, not at exit: "all processes stopped" is true
-                redis_conn.release_embedded(home)
+        # A second Ctrl-C (or kill) must not cut the clean-up short and leave processes behind,
+        # nor turn the exit after it into a traceback: the demo is ending either way.
+        ignore_stopping()
+        stack.stop()
+        keep_alive.close()
+        if not redis_conn.redis_url():  # now, not at exit: "all processes stopped" is true
+            redis_conn.release_embedded(home)
         _say("all processes stopped")
 
 

@@ -31,6 +31,12 @@ def stopped_like_ctrl_c() -> contextlib.AbstractContextManager[None]:
     return handling(_interrupt, *STOPPING)
 
 
+def ignore_stopping() -> None:
+    """Neither Ctrl-C nor SIGTERM/SIGHUP from now on: a process that is ending anyway."""
+    for signum in (signal.SIGINT, *STOPPING):
+        signal.signal(signum, signal.SIG_IGN)
+
+
 def not_interrupted() -> contextlib.AbstractContextManager[None]:
     """Neither Ctrl-C nor SIGTERM/SIGHUP inside the block: clean-up that must finish."""
     return handling(signal.SIG_IGN, signal.SIGINT, *STOPPING)
