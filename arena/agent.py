@@ -158,13 +158,15 @@ async def _play(seat: _Seat, address: str, connect_timeout: float) -> SeatResult
         )
         deadline = time.monotonic() + connect_timeout
 
-        def waiting() -> None:
+        def say_waiting() -> None:
             print(
                 f"[agent {seat.name}] no game master at {address} yet; waiting up to "
                 f"{connect_timeout:g} s",
                 file=seat.log,
                 flush=True,
             )
+
+        waiting: Callable[[], None] | None = say_waiting
 
         while True:
             try:
@@ -178,16 +180,12 @@ async def _play(seat: _Seat, address: str, connect_timeout: float) -> SeatResult
                     raise GameMasterUnreachable(
                         f"no game master at {address} (waited {connect_timeout:g} s: {exc})"
                     ) from None
-                waiting = _quiet  # said once is enough
+                waiting = None  # said once is enough
                 await asyncio.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
 
 
-def _quiet() -> None:
-    pass
-
-
 async def channel_ready_within(
-    channel: grpc.aio.Channel, timeout: float, waiting: Callable[[], None]
+    channel: grpc.aio.Channel, timeout: float, waiting: Callable[[], None] | None
 ) -> bool:
     """True once the channel is ready, False if `timeout` seconds pass first. Calls `waiting()`
     if it is not ready within WAIT_NOTICE_S, so that a waiting agent does not look hung."""
@@ -196,7 +194,8 @@ async def channel_ready_within(
         notice = min(WAIT_NOTICE_S, timeout)
         done, _ = await asyncio.wait({ready}, timeout=notice)
         if not done and timeout > notice:
-            waiting()
+            if waiting is not None:
+                waiting()
             done, _ = await asyncio.wait({ready}, timeout=timeout - notice)
         return bool(done)
     finally:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.commands.signals import ignore_stopping, stopped_like_ctrl_c
+from arena.commands.signals import ignore_stopping, stop_like_ctrl_c
 from arena.commands.types import positive_int
 
 if TYPE_CHECKING:
@@ -61,11 +61,8 @@ def _say(text: str) -> None:
 def _demo(args: argparse.Namespace) -> int:
     # `kill`, `docker stop` and a closed terminal stop the demo like Ctrl-C: with every
     # process it started, not leaving them running on their own.
-    try:
-        with stopped_like_ctrl_c():
-            return _run_demo(args)
-    finally:
-        ignore_stopping()  # leaving the block restored the handlers: the demo has ended anyway
+    stop_like_ctrl_c()
+    return _run_demo(args)
 
 
 def _run_demo(args: argparse.Namespace) -> int:

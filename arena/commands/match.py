@@ -7,7 +7,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING
 
-from arena.commands.signals import not_interrupted, stopped_like_ctrl_c
+from arena.commands.signals import ignore_stopping, stop_like_ctrl_c
 from arena.commands.types import positive_int
 
 if TYPE_CHECKING:
@@ -90,12 +90,12 @@ def _run(args: argparse.Namespace) -> int:
         )
         follow = _follow_queue if args.queue else _play_here
         played: int | None = None
+        stop_like_ctrl_c()  # `kill` and a closed terminal too
         try:
-            with stopped_like_ctrl_c():  # `kill` and a closed terminal too
-                played = follow(db, set_ids, sprt)
+            played = follow(db, set_ids, sprt)
         finally:  # whatever ended the match, it finishes: no set is left pending
-            with not_interrupted():
-                _settle(db, tournament.id, set_ids, played, queued=args.queue)
+            ignore_stopping()
+            _settle(db, tournament.id, set_ids, played, queued=args.queue)
     verdict = {
         "H1": f"H1 accepted: {a_ref} is stronger by at least {elo1:g} Elo",
         "H0": f"H0 accepted: {a_ref} is not stronger by {elo1:g} Elo (at most {elo0:g})",

@@ -1,11 +1,9 @@
-"""Signals for the commands that run until they are stopped (demo, match)."""
+"""Signals for the commands that run until they are stopped, then clean up and exit (demo,
+match). Both end once stopped, so the handlers are set for the rest of the process."""
 
 from __future__ import annotations
 
-import contextlib
 import signal
-from collections.abc import Iterator
-from typing import Any
 
 # `kill`, `docker stop` and a closed terminal: stopped like Ctrl-C, cleaning up as it does.
 STOPPING = (signal.SIGTERM, signal.SIGHUP)
@@ -15,28 +13,14 @@ def _interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
-@contextlib.contextmanager
-def handling(handler: Any, *signums: signal.Signals) -> Iterator[None]:
-    """Signals handled by `handler` inside the block, as before it after."""
-    before = {signum: signal.signal(signum, handler) for signum in signums}
-    try:
-        yield
-    finally:
-        for signum, old in before.items():
-            signal.signal(signum, old)
-
-
-def stopped_like_ctrl_c() -> contextlib.AbstractContextManager[None]:
-    """SIGTERM and SIGHUP raise KeyboardInterrupt inside the block, as Ctrl-C does."""
-    return handling(_interrupt, *STOPPING)
+def stop_like_ctrl_c() -> None:
+    """From now on SIGTERM and SIGHUP raise KeyboardInterrupt, as Ctrl-C does."""
+    for signum in STOPPING:
+        signal.signal(signum, _interrupt)
 
 
 def ignore_stopping() -> None:
-    """Neither Ctrl-C nor SIGTERM/SIGHUP from now on: a process that is ending anyway."""
+    """From now on neither Ctrl-C nor SIGTERM/SIGHUP: clean-up that must finish (it must not
+    leave processes behind), and the exit after it."""
     for signum in (signal.SIGINT, *STOPPING):
         signal.signal(signum, signal.SIG_IGN)
-
-
-def not_interrupted() -> contextlib.AbstractContextManager[None]:
-    """Neither Ctrl-C nor SIGTERM/SIGHUP inside the block: clean-up that must finish."""
-    return handling(signal.SIG_IGN, signal.SIGINT, *STOPPING)
