@@ -70,7 +70,7 @@ class ArenaWorker(SimpleWorker):
 
     If the worker dies mid-set its job's heartbeat expires (JOB_MONITORING_INTERVAL +
     JOB_HEARTBEAT_GRACE seconds) and the next registry clean-up (MAINTENANCE_INTERVAL) of any
-    worker retries it; the fork server, losing its worker, kills the Python agents at once.
+    worker retries it; the fork server, losing its worker, kills its agents at once.
     """
 
     lost_redis = False  # set when it left RQ's loop because Redis went away (see heartbeat)
@@ -278,7 +278,7 @@ def preload() -> None:
     from runner.launch import forkserver
 
     jobs.database()  # opened (and its schema checked) before the first job
-    forkserver.shared()  # one warm Python for all the worker's Python agents
+    forkserver.shared()  # one warm Python forks all the worker's agents
 
 
 if __name__ == "__main__":

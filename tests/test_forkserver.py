@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from runner.launch import AgentLimits, AgentSpec, ProcessLauncher, RunningAgent
-from runner.launch.forkserver import ForkedAgent, ForkServer, qualifies
+from runner.launch.forkserver import ForkedAgent, ForkServer, runs_warm
 
 AGENTS = Path(__file__).parent / "agents"
 TOKEN = "seat-token-fedcba9876543210"
@@ -55,15 +55,15 @@ def start(
     return agent
 
 
-def test_only_the_arena_python_running_a_module_or_script_qualifies() -> None:
+def test_only_the_arena_python_running_a_module_or_script_runs_warm() -> None:
     python = sys.executable
-    assert qualifies([python, "-m", "sample_agents.greedy_bot"])
-    assert qualifies([python, "bot.py", "--level", "3"])
-    assert not qualifies([python, "-u", "bot.py"])  # interpreter options: spawned as asked
-    assert not qualifies([python, "-m"])
-    assert not qualifies([python])
-    assert not qualifies(["/usr/bin/python3", "bot.py"])  # another Python
-    assert not qualifies(["node", "bot.js"])
+    assert runs_warm([python, "-m", "sample_agents.greedy_bot"])
+    assert runs_warm([python, "bot.py", "--level", "3"])
+    assert not runs_warm([python, "-u", "bot.py"])  # interpreter options: exec'd as asked
+    assert not runs_warm([python, "-m"])
+    assert not runs_warm([python])
+    assert not runs_warm(["/usr/bin/python3", "bot.py"])  # another Python
+    assert not runs_warm(["node", "bot.js"])
 
 
 def test_module_agent_runs_as_python_dash_m_in_its_directory(
@@ -172,6 +172,29 @@ def test_a_process_that_left_its_agents_group_dies_with_the_game_too(
     agent = start(server, started, tmp_path, "python", "bot.py")
     assert agent.wait(timeout=20) == 0
     escaped = int(re.search(r"escaped (\d+)", agent.stderr_text()).group(1))  # type: ignore[union-attr]
+    agent.stop()
+    assert _gone(escaped), "the escaped sleeper outlived its game"
+
+
+def test_a_process_that_left_the_group_of_an_agent_in_another_language_dies_too(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # Not only Python agents: the fork server forks every agent and execs its command, so it
+    # is the parent of all of them, and adopts what any of them leaves behind.
+    (tmp_path / "bot.sh").write_text(
+        "#!/bin/sh\n"
+        "setsid sleep 1000 &\n"
+        "sleep 0.2\n"
+        "echo \"escaped $! session $(cut -d' ' -f6 /proc/$!/stat) mine $$\" >&2\n"
+    )
+    (tmp_path / "bot.sh").chmod(0o755)
+    agent = start(server, started, tmp_path, "./bot.sh")
+    assert isinstance(agent, ForkedAgent)
+    assert agent.wait(timeout=20) == 0
+    seen = re.search(r"escaped (\d+) session (\d+) mine (\d+)", agent.stderr_text())
+    assert seen, agent.stderr_text()
+    escaped, session, mine = map(int, seen.groups())
+    assert session == escaped != mine  # it did leave the agent's session and group
     agent.stop()
     assert _gone(escaped), "the escaped sleeper outlived its game"
 

@@ -26,7 +26,7 @@ from runner.launch import (
     RunningAgent,
     describe_exit,
 )
-from runner.launch.forkserver import ForkedAgent, ForkServer, qualifies
+from runner.launch.forkserver import ForkedAgent, ForkServer
 from runner.launch.spec import MIB
 
 AGENTS = Path(__file__).parent / "agents"
@@ -55,7 +55,7 @@ def forkserver() -> Iterator[ForkServer]:
 
 
 class Launched(list[RunningAgent]):
-    """Agents one test started, and the fork server (if any) Python agents start from."""
+    """Agents one test started, and the fork server (if any) they start from."""
 
     def __init__(self, forkserver: ForkServer | None) -> None:
         super().__init__()
@@ -64,7 +64,7 @@ class Launched(list[RunningAgent]):
 
 @pytest.fixture(params=["spawned", "forked"])
 def launched(request: pytest.FixtureRequest) -> Iterator[Launched]:
-    """Every launcher test runs twice: fresh processes, and Python agents from the fork server.
+    """Every launcher test runs twice: spawned processes, and agents from the fork server.
 
     All agents a test started are stopped afterwards, even when the test fails.
     """
@@ -79,8 +79,7 @@ def launch(launched: Launched, spec: AgentSpec, **options: object) -> RunningAge
     launcher = ProcessLauncher(forkserver=launched.forkserver, **options)  # type: ignore[arg-type]
     agent = launcher.launch(spec)
     launched.append(agent)
-    argv = [PYTHON if spec.command[0] == "python" else spec.command[0], *spec.command[1:]]
-    assert isinstance(agent, ForkedAgent) == (launched.forkserver is not None and qualifies(argv))
+    assert isinstance(agent, ForkedAgent) == (launched.forkserver is not None)
     return agent
 
 
@@ -247,10 +246,33 @@ def test_stop_after_the_agent_exited_still_kills_what_it_left_behind(
     bot.chmod(0o755)
     agent = launch(launched, spec_for("./orphaner.sh", directory=tmp_path))
     assert agent.wait(timeout=10) == 4
-    assert group_members(agent.pgid), "the orphaned sleep should still be running"
+    if launched.forkserver is None:
+        assert group_members(agent.pgid), "the orphaned sleep should still be running"
+    else:  # the fork server ends an agent's group as soon as its main process exits
+        wait_for(lambda: not group_members(agent.pgid), timeout=5)
     agent.stop()
     wait_for(lambda: not group_members(agent.pgid), timeout=5)
     assert agent.exit_reason() == "exited with code 4"
+
+
+def test_a_program_starts_with_default_signal_handling(launched: Launched) -> None:
+    # The launchers are Python, which ignores SIGPIPE and SIGXFSZ, and exec keeps what is
+    # ignored: a shell bot then saw a closed pipe as an error instead of dying of it.
+    agent = launch(launched, spec_for("sh", "-c", "grep SigIgn /proc/self/status >&2"))
+    assert agent.wait(timeout=10) == 0
+    ignored = int(agent.stderr_text().split()[1], 16)
+    assert not ignored & (1 << (signal.SIGPIPE - 1) | 1 << (signal.SIGXFSZ - 1)), hex(ignored)
+
+
+def test_a_program_that_cannot_be_run_exits_127_saying_why(
+    launched: Launched, tmp_path: Path
+) -> None:
+    bot = tmp_path / "bot"
+    bot.write_text("#!/no/such/interpreter\n")  # executable, but exec finds no interpreter
+    bot.chmod(0o755)
+    agent = launch(launched, spec_for("./bot", directory=tmp_path))
+    assert agent.wait(timeout=10) == 127
+    assert f"arena: cannot run {str(bot)!r}: [Errno 2]" in agent.stderr_text()
 
 
 def test_stderr_is_capped_with_a_truncation_note(launched: Launched, tmp_path: Path) -> None:

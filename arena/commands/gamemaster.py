@@ -70,6 +70,12 @@ def _gamemaster(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     admin_token = env("ARENA_ADMIN_TOKEN") if args.admin_token is None else args.admin_token
+    if not admin_token:
+        logging.getLogger("arena.gamemaster").warning(
+            "no admin token (ARENA_ADMIN_TOKEN or --admin-token): any client, a bot included, "
+            "may open, abort and read games here; give this game master and its workers one "
+            "before bots you do not trust play"
+        )
     # Checked first: gRPC would misread some (a port above 65535).
     listen_address(args.listen, "ARENA_GAME_MASTER")
     address = args.listen or env("ARENA_GAME_MASTER")

@@ -1,12 +1,14 @@
-"""Python agents started by forking the warm Python (runner.launch.zygote), not a fresh one.
+"""Process agents started by forking the warm Python (runner.launch.zygote), not spawned.
 
-An agent qualifies when its command runs the arena's own Python as `python -m MODULE ARGS` or
-`python SCRIPT ARGS` (a leading `python` in a manifest means that Python: arena.interpreter).
-For it nothing else changes: the same directory, environment, limits, own process group,
-captured stderr and exit diagnosis as a spawned process. What differs, and is documented
-for bot authors: the SDK, grpc and protobuf are already imported, the process shares the
-warm Python's hash seed, and when the agent's main process exits its process group is killed
-at once rather than at game end.
+A Python agent runs in the forked copy itself when its command runs the arena's own Python as
+`python -m MODULE ARGS` or `python SCRIPT ARGS` (a leading `python` in a manifest means that
+Python: arena.interpreter): it skips Python's start-up and its imports. The forked child execs
+any other command. For every agent nothing else changes: the same directory, environment,
+limits, own process group, captured stderr and exit diagnosis as a spawned process. What
+differs, and is documented for bot authors: a warm Python agent finds the SDK, grpc and
+protobuf already imported and shares the warm Python's hash seed; an agent's process group is
+killed as soon as its main process exits rather than at game end; and what left its group
+(setsid) is ended too, since the fork server adopts it.
 
 Each worker process starts one fork server before its first game set; any other process that
 launches agents through Launchers.default() starts its own on first use. If it cannot start
@@ -62,8 +64,9 @@ class ForkServerGone(NotForked):
     """The fork server is not running."""
 
 
-def qualifies(argv: Sequence[str]) -> bool:
-    """True when argv is the arena's Python running a module (-m) or a script, no options."""
+def runs_warm(argv: Sequence[str]) -> bool:
+    """True when argv is the arena's Python running a module (-m) or a script, no options:
+    the forked warm Python runs it itself instead of exec'ing a fresh interpreter."""
     if len(argv) < 2 or argv[0] != sys.executable:
         return False
     return (argv[1] == "-m" and len(argv) >= 3) or not argv[1].startswith("-")
@@ -119,6 +122,7 @@ class ForkServer:
         request = json.dumps(
             {
                 "argv": list(argv),
+                "warm": runs_warm(argv),
                 "cwd": str(cwd),
                 "env": dict(env),
                 "cpu_seconds": limits.cpu_seconds,
@@ -177,11 +181,11 @@ class ForkServer:
         label: str,
         grace_seconds: float,
     ) -> ForkedAgent | None:
-        """Start one agent by fork; None if it does not qualify or the fork server is gone.
+        """Start one agent by fork; None if the fork server is gone or cannot take it.
 
         None means: spawn it instead.
         """
-        if not self.alive or not qualifies(argv):
+        if not self.alive:
             return None
         stderr_r, stderr_w = os.pipe()
         try:
@@ -346,6 +350,6 @@ def shared() -> ForkServer | None:
             try:
                 _shared = ForkServer()
             except ForkServerGone as error:
-                log.warning("%s; Python agents are spawned instead", error)
+                log.warning("%s; agents are spawned instead", error)
                 return None
         return _shared

@@ -215,9 +215,9 @@ class RunningAgent:
         """Kill the whole process group (SIGTERM, a short grace, SIGKILL), reap, clean up.
 
         Safe to call more than once and after the agent exited by itself; children it left
-        behind are killed too. A child that left the group on purpose (setsid) escapes here
-        (the fork server adopts and ends those of the agents it forked): use the container
-        launcher for bots that cannot be trusted that far.
+        behind are killed too. A child that left the group on purpose (setsid) escapes here;
+        the fork server adopts and ends those of the agents it forked, and agents are spawned
+        only when it cannot run.
         """
         with self._lock:
             if not self._reaped:
@@ -353,7 +353,7 @@ class ProcessLauncher:
     ) -> None:
         self.log_dir = log_dir
         self.grace_seconds = grace_seconds
-        # Python agents fork from it when given (runner.launch.forkserver); others spawn.
+        # Agents fork from it when given (runner.launch.forkserver), else they are spawned.
         self.forkserver = forkserver
 
     def launch(self, spec: AgentSpec) -> RunningAgent:

@@ -1,10 +1,12 @@
-"""The warm Python: one pre-imported interpreter that forks Python agents on request.
+"""The warm Python: one pre-imported interpreter that forks agents on request.
 
 A fresh Python agent spends about 0.1 CPU-seconds importing grpc, protobuf and the arena SDK
 before it says hello; four of them per game were most of what a worker's CPU did for bots that
 answer instantly. This process imports all that once and forks a copy per agent instead
 (bench/agent_start.py). It imports gRPC but never starts it: it stays one thread, so a fork
-copies no lock another thread holds (forkserver.GRPC_NO_FORK_HANDLERS says why).
+copies no lock another thread holds (forkserver.GRPC_NO_FORK_HANDLERS says why). Agents in
+other languages are forked too, and exec their command: as their parent, this process is the
+child subreaper that ends what any agent leaves behind, even outside its process group.
 
 It never learns what it runs. `runner.launch.forkserver` sends it the word "launch" with three
 file descriptors (SCM_RIGHTS over a Unix SEQPACKET socket): a pipe holding the launch request
@@ -47,7 +49,8 @@ class ChildTask:
         self.request_fd = request_fd
 
     def run(self) -> None:
-        """Run the agent's Python entry point, as `python -m MODULE` or `python SCRIPT`."""
+        """Run the agent: its Python entry point, as `python -m MODULE` or `python SCRIPT`, in
+        this warm Python, or any other command by exec."""
         with os.fdopen(self.request_fd, "rb") as pipe:
             request = json.loads(pipe.read())  # the launcher wrote it all and closed its end
         try:
@@ -56,6 +59,8 @@ class ChildTask:
         except OSError as error:
             sys.stderr.write(f"arena: cannot start the agent: {error}\n")
             raise SystemExit(rlimits.CANNOT_RUN) from None
+        if not request["warm"]:
+            rlimits.exec_program(request["argv"], request["env"])
         os.environ.clear()
         os.environ.update(request["env"])
         tempfile.tempdir = None  # TMPDIR is the agent's own now: forget any cached choice

@@ -41,6 +41,24 @@ def server_process() -> Iterator[tuple[subprocess.Popen[str], str]]:
         proc.wait()
 
 
+@pytest.mark.parametrize("token", ["", "s3cret"])
+def test_a_game_master_without_an_admin_token_says_so(token: str) -> None:
+    proc = subprocess.Popen(
+        [PY, "-m", "arena.cli", "gamemaster", "--listen", "127.0.0.1:0", "--admin-token", token],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("game master listening on ")
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 0
+    assert ("any client, a bot included, may open, abort and read games" in stderr) == (not token)
+
+
 def test_health_and_reflection_are_served(server_process) -> None:
     _, address = server_process
     with grpc.insecure_channel(address) as channel:
