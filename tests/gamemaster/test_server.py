@@ -19,20 +19,26 @@ from arena.wire import pb
 from tests.gamemaster.helpers import PY, REPO, misbehaving, record_lines, start_match
 
 
-@pytest.fixture
-def server_process() -> Iterator[tuple[subprocess.Popen[str], str]]:
+def start_game_master(admin_token: str = "") -> tuple[subprocess.Popen[str], str]:
+    """`arena gamemaster` on a free port, and the address it says it listens on."""
     proc = subprocess.Popen(
-        [PY, "-m", "arena.cli", "gamemaster", "--listen", "127.0.0.1:0", "--admin-token", ""],
+        [PY, "-m", "arena.cli", "gamemaster", "--listen", "127.0.0.1:0"]
+        + ["--admin-token", admin_token],
         cwd=REPO,
         env=dict(os.environ, PYTHONPATH=str(REPO)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stderr is not None
     line = proc.stdout.readline()
     assert line.startswith("game master listening on "), line + proc.stderr.read()
-    address = line.split()[-1]
+    return proc, line.split()[-1]
+
+
+@pytest.fixture
+def server_process() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    proc, address = start_game_master()
     try:
         yield proc, address
     finally:
@@ -43,16 +49,7 @@ def server_process() -> Iterator[tuple[subprocess.Popen[str], str]]:
 
 @pytest.mark.parametrize("token", ["", "s3cret"])
 def test_a_game_master_without_an_admin_token_says_so(token: str) -> None:
-    proc = subprocess.Popen(
-        [PY, "-m", "arena.cli", "gamemaster", "--listen", "127.0.0.1:0", "--admin-token", token],
-        cwd=REPO,
-        env=dict(os.environ, PYTHONPATH=str(REPO)),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    assert proc.stdout.readline().startswith("game master listening on ")
+    proc, _ = start_game_master(token)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=20)
     assert proc.returncode == 0
