@@ -162,4 +162,9 @@ def ruleset_from_header(value: str | dict[str, Any]) -> Ruleset:
     """A record header's ruleset: a name, or an object with every parameter."""
     if isinstance(value, str):
         return get_ruleset(value)
+    if not isinstance(value, dict):
+        raise BadRuleset(f"a ruleset is a name or an object of parameters, not {value!r}")
+    missing = sorted({f.name for f in dataclasses.fields(Ruleset)} - set(value))
+    if missing:
+        raise BadRuleset(f"a custom ruleset in a record gives every parameter; missing {missing}")
     return Ruleset.from_parameters(value)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,11 +10,16 @@ from arena.actions import parse_action
 from arena.cards import Card, deck, parse_card
 from arena.errors import ArenaError, RecordError
 from arena.game import HAND_SIZE, Deal, Event, Game
+from arena.gamemaster.policy import FaultKind
 from arena.record import RECORD_FORMAT, ruleset_of
-from arena.rulesets import RULESETS
+from arena.rulesets import RULESETS, Ruleset
 
-# Lines whose order and content are the record's guarantees; all others are derived events.
+# Lines whose order and content are the record's guarantees; the engine's other lines are
+# derived events, which a record may leave out (RECORD.md).
 _KEY_EVENTS = ("deal", "action", "hand_end", "game_end", "forfeit")
+_DERIVED_EVENTS = ("discard", "give", "draw", "out", "trick", "dead")
+_HEADER_FIELDS = ("ruleset", "game_id", "first_dealer", "seats")
+_FAULTS = tuple(kind.value for kind in FaultKind)
 _COMPARED = {
     "deal": ("hand", "dealer", "hands", "stock"),
     "hand_end": ("hand", "bidder", "contract", "trump", "points", "made", "scores"),
@@ -47,17 +51,62 @@ def verify_text(text: str, name: str = "<record>") -> Verified:
     lines: list[tuple[int, dict[str, Any]]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
-            continue
+            raise RecordError(
+                f"{name}: line {number}: blank (a record is one JSON object per line)"
+            )
         try:
-            value = json.loads(raw)
+            value = json.loads(raw, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
             raise RecordError(f"{name}: line {number}: not JSON ({exc.msg})") from None
+        except _DuplicateKey as exc:
+            raise RecordError(f"{name}: line {number}: the key {exc} appears twice") from None
         if not isinstance(value, dict):
             raise RecordError(f"{name}: line {number}: expected a JSON object")
         lines.append((number, value))
     if not lines:
         raise RecordError(f"{name}: empty record")
     return _Replay(name, lines).run()
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: readers disagree on which of two wins."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        keys = [key for key, _ in pairs]
+        raise _DuplicateKey(next(repr(key) for key in keys if keys.count(key) > 1))
+    return out
+
+
+def _same(claimed: Any, derived: Any) -> bool:
+    """Equal as JSON values, types included: Python's == takes 1.0 and True for 1."""
+    if isinstance(derived, (list, tuple)):
+        return (
+            isinstance(claimed, list)
+            and len(claimed) == len(derived)
+            and all(map(_same, claimed, derived))
+        )
+    if isinstance(derived, dict):
+        return (
+            isinstance(claimed, dict)
+            and claimed.keys() == derived.keys()
+            and all(_same(claimed[k], v) for k, v in derived.items())
+        )
+    return _json_type(claimed) is _json_type(derived) and claimed == derived
+
+
+def _json_type(value: Any) -> type:
+    for kind in (bool, int, float, str):  # bool first: it is an int to Python
+        if isinstance(value, kind):
+            return kind
+    return type(value)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class _Replay:
@@ -73,38 +122,30 @@ class _Replay:
 
     def run(self) -> Verified:
         head = self.lines[0][1]
-        if head.get("record") != RECORD_FORMAT:
-            raise self.fail(f'header must have "record": "{RECORD_FORMAT}"')
-        try:
-            ruleset = ruleset_of(head)
-            first_dealer = int(head["first_dealer"])
-            if first_dealer not in range(4):
-                raise ValueError(f"first_dealer {first_dealer} is not a seat (0-3)")
-        except (KeyError, TypeError, ValueError, ArenaError) as exc:
-            raise self.fail(f"bad header: {exc}") from None
-        self._check_seats(head.get("seats"))
+        ruleset, first_dealer = self._check_header(head)
         deals = {
             line.get("hand"): (number, line)
             for number, line in self.lines[1:]
             if line.get("event") == "deal"
         }
         self.full_pack = deck(ruleset.joker)
-        game = Game(ruleset, head.get("seed", 0), first_dealer, self._provider(deals))
-        engine_key: deque[Event] = deque()
-        engine_derived: defaultdict[str, deque[Event]] = defaultdict(deque)
-        consumed = 0
+        self.game = game = Game(ruleset, head.get("seed", 0), first_dealer, self._provider(deals))
+        self.events = game.events  # the engine's lines; the record is checked against them
+        self.next_event = 0  # the first engine line no record line has matched yet
         decisions = faults = 0
         for number, line in self.lines[1:]:
             self.line_number = number
             kind = line.get("event")
-            if isinstance(line.get("hand"), int):
+            if _is_int(line.get("hand")):
                 self.hand = line["hand"]
             if kind == "action":
                 self._apply(game, line)
                 decisions += 1
                 faults += "fault" in line
             elif kind == "fault":  # a fault between decisions: no action was played for it
+                self._check_fault(line)
                 faults += 1
+                continue
             elif kind == "forfeit":
                 seat: Any = line.get("seat")  # checked by forfeit
                 try:
@@ -114,24 +155,20 @@ class _Replay:
             elif kind == "game_end" and line.get("reason") == "aborted" and not game.is_over:
                 # Not a rule: the game master stopped the game (shutdown); nothing to re-derive.
                 game.abort(str(line.get("detail", "")))
-            # Pull what the engine logged since the last line and compare what this line says.
-            new_key, new_derived = self._split(game, consumed)
-            consumed = len(game.events)
-            engine_key.extend(new_key)
-            for k, v in new_derived.items():
-                engine_derived[k].extend(v)
-            if kind in _COMPARED or kind == "action" or kind == "forfeit":
-                self._compare_key(kind, line, engine_key)
-            elif isinstance(kind, str) and engine_derived.get(kind):
-                self._compare_derived(line, engine_derived[kind].popleft())
+            if kind in _KEY_EVENTS:
+                self._match_key(kind, line)
+            elif kind in _DERIVED_EVENTS:
+                self._match_derived(kind, line)
         if not game.is_over:
             raise self.fail(f"the record ends before the game does (hand {game.hand_number})")
-        if engine_key:
-            missing = engine_key[0]
+        missing = next(
+            (e for e in self.events[self.next_event :] if e["event"] in _KEY_EVENTS), None
+        )
+        if missing is not None:
             raise self.fail(f"the record lacks the {missing['event']} line the rules produce")
         named = RULESETS.get(ruleset.name) == ruleset
         return Verified(
-            game_id=str(head.get("game_id", "")),
+            game_id=head["game_id"],
             ruleset=ruleset.name if named else f"{ruleset.name} (custom parameters)",
             hands=game.hand_number,
             decisions=decisions,
@@ -141,13 +178,24 @@ class _Replay:
             reason=game.end_reason or "",
         )
 
-    @staticmethod
-    def _split(game: Game, start: int) -> tuple[deque[Event], defaultdict[str, deque[Event]]]:
-        key: deque[Event] = deque()
-        derived: defaultdict[str, deque[Event]] = defaultdict(deque)
-        for event in game.events[start:]:
-            (key if event["event"] in _KEY_EVENTS else derived[event["event"]]).append(event)
-        return key, derived
+    def _check_header(self, head: dict[str, Any]) -> tuple[Ruleset, int]:
+        """RECORD.md's header: every field it names, of its type; the ruleset it names."""
+        if head.get("record") != RECORD_FORMAT:
+            raise self.fail(f'header must have "record": "{RECORD_FORMAT}"')
+        for field in _HEADER_FIELDS:
+            if field not in head:
+                raise self.fail(f'bad header: no "{field}" (RECORD.md)')
+        if not isinstance(head["game_id"], str):
+            raise self.fail(f"bad header: game_id must be a string, not {head['game_id']!r}")
+        first_dealer = head["first_dealer"]
+        if not _is_int(first_dealer) or first_dealer not in range(4):
+            raise self.fail(f"bad header: first_dealer {first_dealer!r} is not a seat (0-3)")
+        try:
+            ruleset = ruleset_of(head)
+        except (TypeError, ValueError, ArenaError) as exc:
+            raise self.fail(f"bad header: {exc}") from None
+        self._check_seats(head["seats"])
+        return ruleset, first_dealer
 
     def _provider(self, deals: dict[Any, tuple[int, dict[str, Any]]]) -> Any:
         def provide(hand: int, dealer: int) -> Deal:
@@ -178,48 +226,94 @@ class _Replay:
             raise self.fail(f"the deal is not one full pack, each card once ({_RULE['deal']})")
 
     def _check_seats(self, seats: Any) -> None:
-        """RECORD.md's header names each seat and its team; RULES.md §1 fixes the teams."""
+        """RECORD.md's header names each seat, its team and its agent; RULES.md §1 fixes the
+        teams."""
         if (
             not isinstance(seats, list)
             or len(seats) != 4
             or any(
-                not isinstance(x, dict) or (x.get("seat"), x.get("team")) != (s, s % 2)
+                not isinstance(x, dict) or not _same([x.get("seat"), x.get("team")], [s, s % 2])
                 for s, x in enumerate(seats)
             )
         ):
             raise self.fail("bad header: seats must list seats 0-3 in order, teams 0, 1, 0, 1")
+        for s, x in enumerate(seats):
+            if not isinstance(x.get("agent"), str):
+                raise self.fail(f"bad header: seat {s} names no agent (a string)")
+
+    def _check_fault(self, line: dict[str, Any]) -> None:
+        if line.get("fault") not in _FAULTS:
+            raise self.fail(
+                f"fault is {line.get('fault')!r}; RECORD.md allows {', '.join(_FAULTS)}"
+            )
 
     def _apply(self, game: Game, line: dict[str, Any]) -> None:
         seat, text = line.get("seat"), line.get("action")
-        if not isinstance(seat, int) or isinstance(seat, bool) or seat not in range(4):
+        if not _is_int(seat) or seat not in range(4):
             raise self.fail(f"an action line needs the seat (0-3) that acted, not {seat!r}")
-        if line.get("hand") != game.hand_number:
-            raise self.fail(f"action in hand {line.get('hand')} but hand {game.hand_number} is on")
+        if not _same(line.get("hand"), game.hand_number):
+            raise self.fail(
+                f"action in hand {line.get('hand')!r} but hand {game.hand_number} is on"
+            )
+        if "fault" in line:
+            self._check_fault(line)
         try:
             game.apply(parse_action(text if isinstance(text, str) else repr(text)), seat)
+        except RecordError:
+            raise  # from the deal provider: already says where
         except ArenaError as exc:
             raise self.fail(str(exc)) from None
 
-    def _compare_key(self, kind: str | None, line: dict[str, Any], engine: deque[Event]) -> None:
-        if not engine:
-            raise self.fail(f"{kind} line where the rules produce nothing")
-        expected = engine.popleft()
+    def _match_key(self, kind: str, line: dict[str, Any]) -> None:
+        """The engine's next key line must be this one. Derived lines before it that the
+        record left out are skipped: RECORD.md lets a record hold any number of them."""
+        for index in range(self.next_event, len(self.events)):
+            expected = self.events[index]
+            if expected["event"] in _KEY_EVENTS:
+                break
+        else:
+            raise self.fail(f"{kind} line where the rules produce nothing ({self._awaiting()})")
         if expected["event"] != kind:
             raise self.fail(
                 f"{kind} line where the rules produce a {expected['event']} line "
                 f"({_RULE.get(expected['event'], 'RULES.md')})"
             )
-        for field in _COMPARED.get(kind or "", ()):
-            if line.get(field) != expected.get(field):
+        for field in _COMPARED.get(kind, ()):
+            if not _same(line.get(field), expected.get(field)):
                 raise self.fail(
                     f"{field} is {line.get(field)!r} but re-playing gives "
-                    f"{expected.get(field)!r} ({_RULE[kind or '']})"
+                    f"{expected.get(field)!r} ({_RULE[kind]})"
                 )
+        self.next_event = index + 1
 
-    def _compare_derived(self, line: dict[str, Any], expected: Event) -> None:
-        for field, value in expected.items():
-            if line.get(field) != value:
-                raise self.fail(
-                    f"{expected['event']} event: {field} is {line.get(field)!r} but re-playing "
-                    f"gives {value!r}"
-                )
+    def _match_derived(self, kind: str, line: dict[str, Any]) -> None:
+        """A derived line must be one the engine wrote at this point (between the key lines
+        around it), after those matched before it, with the same fields. The record may have
+        left out any of the engine's (RECORD.md), so the first one that agrees is taken."""
+        first_of_kind: Event | None = None
+        for index in range(self.next_event, len(self.events)):
+            expected = self.events[index]
+            if expected["event"] in _KEY_EVENTS:
+                break
+            if expected["event"] != kind:
+                continue
+            if all(_same(line.get(field), value) for field, value in expected.items()):
+                self.next_event = index + 1
+                return
+            first_of_kind = first_of_kind or expected
+        if first_of_kind is None:
+            raise self.fail(f"{kind} event where re-playing gives none ({self._awaiting()})")
+        field, value = next((f, v) for f, v in first_of_kind.items() if not _same(line.get(f), v))
+        raise self.fail(
+            f"{kind} event: {field} is {line.get(field)!r} but re-playing gives {value!r}"
+        )
+
+    def _awaiting(self) -> str:
+        """What the game waits for, when a line claims more than the decisions so far give."""
+        if self.game.is_over:
+            return "the game is over"
+        legal = self.game.legal()
+        return (
+            f"the rules still wait for seat {legal.seat} ({legal.phase.value}): "
+            "is a decision missing?"
+        )

@@ -163,7 +163,7 @@ def test_a_forfeit_after_the_game_ended_is_refused() -> None:
     [
         (lambda ls: ls[0].update(first_dealer=5), "first_dealer 5 is not a seat"),
         (lambda ls: ls[0]["seats"][1].update(team=0), "teams 0, 1, 0, 1"),
-        (lambda ls: ls[0].pop("seats"), "seats must list seats 0-3"),
+        (lambda ls: ls[0].pop("seats"), 'no "seats"'),
         (
             lambda ls: next(x for x in ls if x.get("event") == "action").pop("seat"),
             "needs the seat",
@@ -179,6 +179,97 @@ def test_missing_or_impossible_fields_are_refused_not_crashed_on(
     change(lines)
     with pytest.raises(RecordError, match=message):
         verify_text(_text(lines))
+
+
+def _first(lines: list[dict[str, Any]], event: str) -> dict[str, Any]:
+    return next(line for line in lines if line.get("event") == event)
+
+
+def _no_dirt_follow(lines: list[dict[str, Any]]) -> None:
+    custom = STANDARD.parameters()
+    del custom["dirt_follow"]
+    lines[0]["ruleset"] = custom
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda ls: ls[0].pop("game_id"), 'bad header: no "game_id"'),
+        (lambda ls: ls[0].update(game_id=7), "game_id must be a string"),
+        (lambda ls: ls[0]["seats"][2].pop("agent"), "seat 2 names no agent"),
+        (lambda ls: ls[0].update(first_dealer=str(ls[0]["first_dealer"])), "is not a seat"),
+        (lambda ls: ls[0]["seats"][1].update(team=True), "teams 0, 1, 0, 1"),
+        (_no_dirt_follow, r"gives every parameter; missing \['dirt_follow'\]"),
+        (lambda ls: _first(ls, "action").update(fault="bogus"), "fault is 'bogus'; RECORD.md"),
+        (lambda ls: _first(ls, "action").update(fault=None), "fault is None"),
+        (
+            lambda ls: ls.insert(3, {"event": "fault", "hand": 1, "seat": 2, "fault": "slow"}),
+            "fault is 'slow'",
+        ),
+        (lambda ls: _first(ls, "action").update(hand="1"), "action in hand '1' but hand 1"),
+        (
+            lambda ls: _first(ls, "hand_end").update(made=int(_first(ls, "hand_end")["made"])),
+            "made is",
+        ),
+        (
+            lambda ls: _first(ls, "hand_end").update(
+                scores=[float(x) for x in _first(ls, "hand_end")["scores"]]
+            ),
+            "scores is",
+        ),
+        (lambda ls: ls[-1].update(winner=bool(ls[-1]["winner"])), "winner is"),
+    ],
+)
+def test_what_record_md_rules_out_is_refused_types_included(
+    change: Callable[[list[dict[str, Any]]], object], message: str
+) -> None:
+    lines = _finished_record()
+    assert lines[-1]["winner"] in (0, 1)  # so that a bool stands for it
+    change(lines)
+    with pytest.raises(RecordError, match=message):
+        verify_text(_text(lines))
+
+
+def test_a_blank_line_or_a_key_given_twice_is_refused() -> None:
+    lines = _record().splitlines()
+    with pytest.raises(RecordError, match="line 4: blank"):
+        verify_text("\n".join([*lines[:3], "", *lines[3:]]))
+    twice = lines[2].replace('"action":', '"action":"pass","action":', 1)
+    assert twice != lines[2]
+    with pytest.raises(RecordError, match="line 3: the key 'action' appears twice"):
+        verify_text("\n".join([*lines[:2], twice, *lines[3:]]))
+
+
+def test_derived_events_may_be_left_out_of_any_hand_but_not_made_up() -> None:
+    lines = _finished_record()
+    derived = ("discard", "give", "draw", "out", "trick", "dead")
+    first_hand_bare = [x for x in lines if not (x.get("event") in derived and x["hand"] == 1)]
+    assert len(first_hand_bare) < len(lines)
+    assert verify_text(_text(first_hand_bare)).hands == verify_text(_text(lines)).hands
+    some = [x for i, x in enumerate(lines) if not (x.get("event") in derived and i % 3)]
+    verify_text(_text(some))
+    trick = _first(lines, "trick")
+    doubled = list(lines)
+    doubled.insert(lines.index(trick) + 1, trick)
+    with pytest.raises(RecordError, match="trick event where re-playing gives none"):
+        verify_text(_text(doubled))
+
+
+def test_a_missing_decision_is_named_as_one() -> None:
+    lines = _finished_record()
+    end = lines.index(_first(lines, "hand_end"))
+    last_play = max(i for i in range(end) if lines[i].get("event") == "action")
+    seat = lines[last_play]["seat"]
+    del lines[last_play]
+    with pytest.raises(RecordError, match=rf"the rules still wait for seat {seat} \(play\)"):
+        verify_text(_text(lines))
+
+
+def test_a_missing_deal_is_said_once() -> None:
+    lines = [x for x in _finished_record() if not (x.get("event") == "deal" and x["hand"] == 2)]
+    with pytest.raises(RecordError) as exc:
+        verify_text(_text(lines), "game.jsonl")
+    assert str(exc.value).count("game.jsonl") == 1 and "no deal line for hand 2" in str(exc.value)
 
 
 def test_a_custom_ruleset_under_a_standard_name_is_reported_as_custom() -> None:
