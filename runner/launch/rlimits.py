@@ -1,4 +1,4 @@
-"""The rlimits a process agent runs under, set in the agent's own process before its bot starts.
+"""The rlimits a process agent runs under, set in its own process, and the exec into its bot.
 
 Standard library only, because it runs in two places:
 - as the exec wrapper of a spawned agent, `python -I -S rlimits.py CPU MEMORY PROGRAM ARGS…`:
