@@ -89,7 +89,7 @@ class Launchers:
 
     @classmethod
     def default(cls, log_dir: Path | None = None) -> Launchers:
-        process = ProcessLauncher(log_dir=log_dir, forkserver=forkserver.shared())
+        process = ProcessLauncher(log_dir=log_dir, forkserver=forkserver.shared)
         return cls(process, ContainerLauncher(log_dir=log_dir))
 
     def for_bot(self, bot: SeatBot) -> Launcher:

@@ -288,6 +288,105 @@ def test_a_dead_fork_server_ends_its_agents_and_the_launcher_spawns_instead(
     assert not isinstance(replacement, ForkedAgent) and replacement.poll() is None
 
 
+def test_after_a_bot_killed_the_shared_fork_server_the_next_agent_forks_from_a_new_one(
+    started: list[RunningAgent], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A game set's launcher asks forkserver.shared at each launch: the replayed game's agents
+    # must not all be spawned (where what a bot moves out of its group outlives the game).
+    from runner.launch import forkserver
+
+    monkeypatch.setattr(forkserver, "_shared", None)
+    (tmp_path / "bot.py").write_text("import time\nwhile True: time.sleep(1)\n")
+    spec = AgentSpec(
+        command=("python", "bot.py"),
+        directory=tmp_path,
+        game_master="127.0.0.1:50051",
+        seat_token=TOKEN,
+        limits=AgentLimits(),
+        label="fork-test",
+    )
+    launcher = ProcessLauncher(forkserver=forkserver.shared)
+    first = launcher.launch(spec)
+    started.append(first)
+    killed = forkserver._shared
+    assert isinstance(first, ForkedAgent) and killed is not None and first.pid
+    killed.process.kill()
+    killed.process.wait(timeout=10)
+    assert first.wait(timeout=10) == -signal.SIGKILL and first.orphaned
+    again = launcher.launch(spec)
+    started.append(again)
+    replacement = forkserver._shared
+    try:
+        assert isinstance(again, ForkedAgent) and replacement is not killed
+        assert again.pid and again.poll() is None
+    finally:
+        again.stop()
+        if replacement is not None:
+            replacement.control.close()
+            replacement.process.wait(timeout=10)
+
+
+_TRACED_STRAYS = """
+import ctypes, os, sys, time
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def stray(body):
+    # A grandchild in its own session: adopted by the fork server once this agent exits.
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.write(w, b"%16d" % os.getpid())
+            body()
+        os._exit(0)
+    os.wait()
+    return int(os.read(r, 16))
+
+
+def traced():
+    libc.prctl(0x59616D61, ctypes.c_ulong(2**64 - 1), 0, 0, 0)  # any process may trace me
+    while True:
+        time.sleep(1)
+
+
+a = stray(traced)
+time.sleep(0.1)
+
+
+def tracer():
+    # PTRACE_SEIZE, never waiting: only this process may reap a once traced a has died.
+    if libc.ptrace(0x4206, a, None, None) != 0:
+        os.write(2, b"seize failed\\n")
+    while True:
+        time.sleep(1)
+
+
+b = stray(tracer)
+time.sleep(0.3)
+sys.stderr.write(f"strays {a} {b}\\n")
+"""
+
+
+def test_strays_where_one_traces_the_other_do_not_hang_the_fork_server(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # Reaping the traced one first blocked the fork server for good: the next game's agents
+    # were never forked, and that game was aborted whoever played it.
+    (tmp_path / "bot.py").write_text(_TRACED_STRAYS)
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    assert agent.wait(timeout=20) == 0
+    assert "seize failed" not in agent.stderr_text()
+    strays = [int(pid) for pid in agent.stderr_text().split("strays")[1].split()]
+    agent.stop()
+    (tmp_path / "next.py").write_text("print('played')\n")
+    after = start(server, started, tmp_path, "python", "next.py")
+    assert isinstance(after, ForkedAgent)
+    assert after.wait(timeout=5) == 0 and not after.orphaned
+    assert all(_gone(pid) for pid in strays)
+
+
 def test_a_fork_server_that_stops_answering_is_replaced(
     server: ForkServer, started: list[RunningAgent], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -314,6 +314,7 @@ class ForkedAgent(RunningAgent):
         end its group here rather than leave it playing unsupervised."""
         log.warning("the fork server died; killing agent %s", self.label)
         self.orphaned = True
+        self._server.alive = False  # the next launch starts a new one (forkserver.shared)
         if self._forked.pid:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._forked.pid, signal.SIGKILL)

@@ -349,11 +349,12 @@ class ProcessLauncher:
         *,
         log_dir: Path | None = None,
         grace_seconds: float = 1.0,
-        forkserver: ForkServer | None = None,
+        forkserver: ForkServer | Callable[[], ForkServer | None] | None = None,
     ) -> None:
         self.log_dir = log_dir
         self.grace_seconds = grace_seconds
         # Agents fork from it when given (runner.launch.forkserver), else they are spawned.
+        # A function is asked at each launch: forkserver.shared replaces one that died.
         self.forkserver = forkserver
 
     def launch(self, spec: AgentSpec) -> RunningAgent:
@@ -369,8 +370,9 @@ class ProcessLauncher:
         home, tmp = run_dir / "home", run_dir / "tmp"
         argv = [executable, *spec.command[1:]]
         env = agent_environment(executable, home, tmp, spec)
-        if self.forkserver is not None:
-            forked = self.forkserver.launch(
+        server = self.forkserver() if callable(self.forkserver) else self.forkserver
+        if server is not None:
+            forked = server.launch(
                 argv,
                 cwd=directory,
                 env=env,

@@ -35,6 +35,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import NoReturn
 
@@ -165,6 +166,7 @@ class Zygote:
 # prctl(2): descendants orphaned by an agent's death become this process's children, not init's.
 _PR_SET_CHILD_SUBREAPER = 36
 _STRAY_ROUNDS = 20
+_STRAY_PAUSE = 0.005
 
 
 def _become_subreaper() -> None:
@@ -197,7 +199,12 @@ def _reap_ended_strays(agents: dict[int, int]) -> None:
 def _end_strays() -> None:
     """Kill and reap every child that is no agent: processes agents left behind, adopted.
     Called when no agent runs, so none of them belongs to a game still being played; each
-    killed one's own children are adopted in turn, hence the rounds."""
+    killed one's own children are adopted in turn, hence the rounds.
+
+    All are killed before any is waited for, and never with a blocking wait: a stray that
+    another one traces (ptrace) can be reaped only once its tracer is gone, and waiting for it
+    first hung the fork server. What is still not reaped after the rounds waits for the next
+    pass."""
     for _ in range(_STRAY_ROUNDS):
         strays = _children()
         if not strays:
@@ -205,8 +212,10 @@ def _end_strays() -> None:
         for pid in strays:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        for pid in strays:
             with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
+                os.waitpid(pid, os.WNOHANG)
+        time.sleep(_STRAY_PAUSE)  # for the killed to die, and their children to be adopted
 
 
 def _signal_agent(pid: int, signum: int) -> None:
