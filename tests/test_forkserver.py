@@ -387,6 +387,28 @@ def test_strays_where_one_traces_the_other_do_not_hang_the_fork_server(
     assert all(_gone(pid) for pid in strays)
 
 
+def test_only_the_fork_servers_own_pid_line_counts(server: ForkServer, tmp_path: Path) -> None:
+    # A bot can open the fork server's end of another agent's status pipe through /proc and
+    # write a "pid" of its choosing: an orphaned agent's group is then killed by that number.
+    from runner.launch.capture import StderrCapture
+    from runner.launch.forkserver import StatusPipe
+
+    status_r, status_w = os.pipe()
+    stderr_r, stderr_w = os.pipe()
+    capture = StderrCapture(os.fdopen(stderr_r, "rb"), 1000, tmp_path / "stderr.log")
+    agent = ForkedAgent(
+        server, StatusPipe(status_r), capture, AgentLimits(), tmp_path, 1.0, "forged"
+    )
+    os.write(status_w, b"pid 111\npid 222\n")
+    assert agent.pid == 111
+    assert agent.poll() is None and agent.pid == 111
+    os.write(status_w, b"exit 0 0.0\n")
+    assert agent.poll() == 0
+    for fd in (status_w, stderr_w):
+        os.close(fd)
+    capture.join(timeout=5)
+
+
 def test_a_fork_server_that_stops_answering_is_replaced(
     server: ForkServer, started: list[RunningAgent], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

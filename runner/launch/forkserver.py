@@ -298,7 +298,9 @@ class ForkedAgent(RunningAgent):
                 if line is None:
                     return None  # still running
                 if line.startswith("pid "):
-                    self._forked.pid = int(line.split()[1])
+                    # The first is the fork server's; a bot could write more into this pipe
+                    # through /proc/<fork server>/fd, to steer where an orphan's kill goes.
+                    self._forked.pid = self._forked.pid or int(line.split()[1])
                     continue
                 self._status.close()
                 self._reaped = True
