@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,11 +162,9 @@ class _Replay:
                 self._match_derived(kind, line)
         if not game.is_over:
             raise self.fail(f"the record ends before the game does (hand {game.hand_number})")
-        missing = next(
-            (e for e in self.events[self.next_event :] if e["event"] in _KEY_EVENTS), None
-        )
+        missing = self._next_key()
         if missing is not None:
-            raise self.fail(f"the record lacks the {missing['event']} line the rules produce")
+            raise self.fail(f"the record lacks the {missing[1]['event']} line the rules produce")
         named = RULESETS.get(ruleset.name) == ruleset
         return Verified(
             game_id=head["game_id"],
@@ -267,12 +266,10 @@ class _Replay:
     def _match_key(self, kind: str, line: dict[str, Any]) -> None:
         """The engine's next key line must be this one. Derived lines before it that the
         record left out are skipped: RECORD.md lets a record hold any number of them."""
-        for index in range(self.next_event, len(self.events)):
-            expected = self.events[index]
-            if expected["event"] in _KEY_EVENTS:
-                break
-        else:
+        found = self._next_key()
+        if found is None:
             raise self.fail(f"{kind} line where the rules produce nothing ({self._awaiting()})")
+        index, expected = found
         if expected["event"] != kind:
             raise self.fail(
                 f"{kind} line where the rules produce a {expected['event']} line "
@@ -291,10 +288,7 @@ class _Replay:
         around it), after those matched before it, with the same fields. The record may have
         left out any of the engine's (RECORD.md), so the first one that agrees is taken."""
         first_of_kind: Event | None = None
-        for index in range(self.next_event, len(self.events)):
-            expected = self.events[index]
-            if expected["event"] in _KEY_EVENTS:
-                break
+        for index, expected in self._upcoming():
             if expected["event"] != kind:
                 continue
             if all(_same(line.get(field), value) for field, value in expected.items()):
@@ -307,6 +301,17 @@ class _Replay:
         raise self.fail(
             f"{kind} event: {field} is {line.get(field)!r} but re-playing gives {value!r}"
         )
+
+    def _upcoming(self) -> Iterator[tuple[int, Event]]:
+        """The engine's lines no record line has matched yet, up to the next key line."""
+        for index in range(self.next_event, len(self.events)):
+            yield index, self.events[index]
+            if self.events[index]["event"] in _KEY_EVENTS:
+                return
+
+    def _next_key(self) -> tuple[int, Event] | None:
+        """The engine's next key line not matched yet, with its index."""
+        return next(((i, e) for i, e in self._upcoming() if e["event"] in _KEY_EVENTS), None)
 
     def _awaiting(self) -> str:
         """What the game waits for, when a line claims more than the decisions so far give."""

@@ -94,11 +94,12 @@ def rulesets(session: Session) -> list[str]:
     return sorted(counts, key=lambda r: (r != DEFAULT_RULESET, -counts[r], r))
 
 
-def check_ruleset(session: Session, ruleset: str) -> None:
-    """NotFound for a ruleset that is neither named in RULES.md §6 nor played here."""
+def check_ruleset(session: Session, ruleset: str, played: list[str] | None = None) -> None:
+    """NotFound for a ruleset that is neither named in RULES.md §6 nor played here (`played`:
+    rulesets(session), if the caller has it already)."""
     if ruleset in RULESETS:
         return
-    played = rulesets(session)
+    played = rulesets(session) if played is None else played
     if ruleset not in played:
         known = ", ".join([*RULESETS, *(r for r in played if r not in RULESETS)])
         raise NotFound(f"no ruleset {ruleset!r}; the rulesets are {known}")

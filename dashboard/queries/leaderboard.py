@@ -31,7 +31,7 @@ def leaderboard(
     """Ranked rows for `ruleset` (default: the most rated one), best Bradley–Terry rating first."""
     available = rulesets(session)
     if ruleset:
-        check_ruleset(session, ruleset)
+        check_ruleset(session, ruleset, available)
     chosen = ruleset or (available[0] if available else DEFAULT_RULESET)
     if chosen not in available:  # a named ruleset with no games yet: the menu shows it too
         available = [*available, chosen]

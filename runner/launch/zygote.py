@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import NoReturn
 
@@ -186,10 +187,10 @@ def _children() -> list[int]:
         return []
 
 
-def _reap_ended_strays(agents: dict[int, int]) -> None:
-    """Reap adopted processes that have ended, while agents run (a bot that leaves a helper
-    behind on every move must not fill the process table with zombies). Agents' leaders stay
-    unreaped: their pid holds their group's id."""
+def _reap_ended_strays(agents: Collection[int] = ()) -> None:
+    """Reap adopted processes that have ended, without waiting: also while agents run (a bot
+    that leaves a helper behind on every move must not fill the process table with zombies).
+    The leaders of `agents` stay unreaped: their pid holds their group's id."""
     for pid in _children():
         if pid not in agents:
             with contextlib.suppress(ChildProcessError):
@@ -212,9 +213,7 @@ def _end_strays() -> None:
         for pid in strays:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        for pid in strays:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)
+        _reap_ended_strays()
         time.sleep(_STRAY_PAUSE)  # for the killed to die, and their children to be adopted
 
 
