@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 import time
@@ -17,7 +18,7 @@ import grpc
 
 from arena.config import Limits
 from arena.errors import ArenaError
-from arena.gamemaster.client import GameExists, GameMasterClient, GameMasterError
+from arena.gamemaster.client import GameExists, GameMasterClient, GameMasterError, OpenedGame
 from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.gamemaster.policy import GameLimits
 from arena.storage import FaultInfo, GameResult
@@ -202,6 +203,25 @@ def _orphaned(agents: Sequence[RunningAgent | None]) -> bool:
     return any(agent.orphaned for agent in running)
 
 
+def _open_afresh(
+    client: GameMasterClient, open_game: Callable[..., OpenedGame], game_id: str
+) -> OpenedGame:
+    """Open the game as `game_id` or, where an earlier attempt's game holds that id (its worker
+    died), end that one and open the next free id: game_id.2, .3, ... Never a clock's reading:
+    the id is in the record, and a record may not depend on when it was played (RECORD.md)."""
+    for attempt in itertools.count(1):
+        tried = game_id if attempt == 1 else f"{game_id}.{attempt}"
+        try:
+            return open_game(game_id=tried)
+        except GameExists:
+            try:
+                client.abort_game(tried)
+            except GameMasterError as exc:
+                if exc.code() != grpc.StatusCode.NOT_FOUND:  # gone by itself meanwhile
+                    raise
+    raise AssertionError("unreachable")
+
+
 def play_game(
     client: GameMasterClient,
     *,
@@ -229,16 +249,7 @@ def play_game(
     open_game = functools.partial(
         client.open_game, ruleset, seed, first_dealer=first_dealer, agents=names, limits=game_limits
     )
-    try:
-        opened = open_game(game_id=game_id)
-    except GameExists:
-        # An earlier attempt's game (its worker died): end it and play under a fresh id.
-        try:
-            client.abort_game(game_id)
-        except GameMasterError as exc:
-            if exc.code() != grpc.StatusCode.NOT_FOUND:  # gone by itself meanwhile
-                raise
-        opened = open_game(game_id=f"{game_id}.{int(time.time() * 1000) % 10**9}")
+    opened = _open_afresh(client, open_game, game_id)
     address = agent_game_master or client.address
     agents: list[RunningAgent | None] = [None, None, None, None]
     launch_errors: dict[int, str] = {}

@@ -25,13 +25,15 @@ CRASHER = SeatBot(2, "crasher@1", str(BOTS / "crasher"), ("./crash.sh",), None)
 FORKKILLER = SeatBot(4, "forkkiller@1", str(BOTS / "forkkiller"), ("python", "bot.py"), None)
 
 
-def _play(game_master: str, seats: list[SeatBot], launchers: Launchers) -> tuple[GameResult, float]:
+def _play(
+    game_master: str, seats: list[SeatBot], launchers: Launchers, game_id: str = ""
+) -> tuple[GameResult, float]:
     """play_game as a worker calls it, with the default connect deadline; and its seconds."""
     with GameMasterClient(game_master) as client:
         start = time.monotonic()
         result = play_game(
             client,
-            game_id=f"test-gameset-{time.time_ns()}",
+            game_id=game_id or f"test-gameset-{time.time_ns()}",
             game_index=0,
             seats=seats,
             ruleset=QUICK,
@@ -135,3 +137,19 @@ def test_an_agent_that_exits_after_its_game_ended_is_not_logged_as_forfeiting(
         f"game {forfeited.game_id}: seat 0 forfeited: crash: the agent exited "
         "with code 0 before connecting"
     ]
+
+
+def test_a_game_an_earlier_attempt_left_open_is_ended_and_the_next_id_is_played(
+    game_master: str, tmp_path: Path
+) -> None:
+    # A worker died mid-game twice: its games under the set's id and under id.2 are still open.
+    # The retry ends both and plays as id.3, never an id read off the clock (it is in the record).
+    game_id = f"test-retry-{time.time_ns()}"
+    with GameMasterClient(game_master) as client:
+        for left in (game_id, f"{game_id}.2"):
+            client.open_game(QUICK, 7, game_id=left)
+        result, _ = _play(game_master, [RANDOM] * 4, Launchers.default(tmp_path), game_id)
+        earlier = [client.await_game(gid, timeout=10) for gid in (game_id, f"{game_id}.2")]
+    assert [r.reason for r in earlier] == ["aborted", "aborted"]
+    assert result.reason in ("target", "max_hands")
+    assert json.loads(result.record.decode().splitlines()[0])["game_id"] == f"{game_id}.3"
