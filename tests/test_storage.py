@@ -465,6 +465,8 @@ def test_games_of_a_version_come_newest_first(database: Database) -> None:
     [
         ({"seats": ("alpha@1", "beta@1", "alpha@1")}, "3 seats given"),
         ({"reason": "bored"}, "reason 'bored' is not one of"),
+        # An aborted game has no result: stored, it counted as a draw in the set's score.
+        ({"reason": "aborted", "winner": None}, "an aborted game has no result to store"),
         ({"winner": 2}, "winner 2 is not a team"),
         ({"game_index": 5}, "game index must be 0 or 1"),
     ],

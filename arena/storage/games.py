@@ -35,6 +35,8 @@ def _check_game(result: GameResult, seats: Sequence[int], game_set: GameSet) -> 
         raise BadResult(f"{where}: scores must be [team0, team1]")
     if result.winner not in (0, 1, None):
         raise BadResult(f"{where}: winner {result.winner!r} is not a team (0, 1) or None")
+    if result.reason == "aborted":
+        raise BadResult(f"{where}: an aborted game has no result to store: play the set again")
     try:
         EndReason(result.reason)
     except ValueError:

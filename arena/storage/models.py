@@ -46,6 +46,8 @@ class SetState(StrEnum):
 
 
 class EndReason(StrEnum):
+    # An aborted game has no result and record_game_set_result refuses it (its set is played
+    # again, so set scores and the SPRT only see whole sets); the value stays in the schema.
     TARGET = "target"
     MAX_HANDS = "max_hands"
     FORFEIT = "forfeit"

@@ -24,7 +24,7 @@ OUTCOMES = [
     (0, 1, "target"),
     (None, 0, "target"),
     (1, 1, "forfeit"),
-    (0, None, "aborted"),
+    (0, None, "max_hands"),
     (1, 0, "max_hands"),
     (0, 0, "target"),
 ]
@@ -69,7 +69,7 @@ def _record(db: Database, set_id: str, a: str, b: str, outcome: tuple[Any, Any, 
             1,
             (b, a, b, a),
             (100, 100),
-            None if end == "aborted" else w1,
+            w1,
             end,
             10,
             b"{}",
@@ -115,7 +115,6 @@ def _results_in_order(db: Database) -> list[tuple[str, str, float, str]]:
         return [
             (refs[g.seat0_id], refs[g.seat1_id], 0.5 if g.winner is None else 1.0 - g.winner, g.id)
             for g in games
-            if g.reason != "aborted"
         ]
 
 
@@ -132,7 +131,7 @@ def test_each_set_is_rated_incrementally_as_the_statistics_rate_all_games(
     incremental, history = _table(database), _history(database)
 
     results = _results_in_order(database)
-    assert len(results) == 2 * len(OUTCOMES) - 1  # the aborted game counts for nothing
+    assert len(results) == 2 * len(OUTCOMES)
     elo = elo_ratings([r[:3] for r in results])
     fit = bradley_terry([r[:3] for r in results])
     rows = {row[0]: row for row in incremental}
@@ -290,5 +289,5 @@ def test_the_upgrade_places_games_a_stored_table_already_rated(database_url: str
     _record(db, *sets[3], OUTCOMES[3])
     with db.session() as s:
         update_ratings(s, RULESET)
-    assert len(_history(db)) == len(history) + 2  # only the new set's counted game
+    assert len(_history(db)) == len(history) + 4  # the new set's two games, a point per bot
     db.dispose()
