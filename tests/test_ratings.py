@@ -21,7 +21,9 @@ from arena.ratings import (
     pair_table,
     score_from_elo,
 )
+from arena.ratings.bradley_terry import bradley_terry_pairs
 from arena.ratings.pairs import likelihood_of_superiority
+from arena.ratings.results import PairCounts
 
 Z95 = 1.959963984540054
 
@@ -128,9 +130,29 @@ def test_bad_results_raise_rating_errors(bad: tuple[object, ...]) -> None:
         assert isinstance(info.value, ArenaError)
 
 
-def test_elo_rejects_a_non_positive_k() -> None:
-    with pytest.raises(RatingError, match="K factor"):
-        elo_ratings([], k=0)
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"k": 0}, "K factor"),
+        ({"k": math.inf}, "K factor"),
+        ({"k": math.nan}, "K factor"),
+        ({"initial": math.nan}, "initial rating"),
+    ],
+)
+def test_elo_rejects_parameters_that_are_no_numbers_it_can_use(
+    kwargs: dict[str, float], message: str
+) -> None:
+    # Before, inf and nan gave a table of nan or inf ratings without a word.
+    with pytest.raises(RatingError, match=message):
+        elo_ratings([("a", "b", 1.0)], **kwargs)
+
+
+def test_elo_with_a_huge_k_saturates_instead_of_overflowing() -> None:
+    # 10^(Δ/400) overflowed (OverflowError) once the ratings were 10^5 points apart.
+    table = elo_ratings([("a", "b", 1.0), ("b", "a", 1.0)], k=1e6)
+    # Game 1 from equal ratings: ±500,000; game 2: b was expected to score 0 and won.
+    assert (table.rating("a"), table.rating("b")) == (1500 - 5e5, 1500 + 5e5)
+    assert expected_score(1e6, 0) == 1.0 and expected_score(0, 1e6) == 0.0
 
 
 # --- Bradley–Terry -------------------------------------------------------------------------
@@ -209,6 +231,45 @@ def test_prior_is_one_virtual_draw_against_a_reference_at_the_mean() -> None:
     fit = bradley_terry(games("a", "b", 3, 0, 1))
     assert fit.ratings["a"].rating == pytest.approx(1500 + low * 400 / math.log(10))
     assert fit.ratings["b"].rating == pytest.approx(1500 - low * 400 / math.log(10))
+
+
+@pytest.mark.parametrize(("wins", "prior"), [(10, 1e-6), (1000, 1e-4), (10_000, 1e-3), (5, 1.0)])
+def test_a_tiny_prior_still_gives_the_fit_it_defines(wins: int, prior: float) -> None:
+    # a beats b every time; the strengths are ±t with wins·σ(-2t) + prior·(0.5 - σ(t)) = 0,
+    # t in the tens of nats (a rating gap near 3,000) when the prior is tiny. The fit said "did
+    # not converge" here: its step, along the direction only the prior pins down, stayed noise.
+    def slope(t: float) -> float:
+        return wins / (1 + math.exp(2 * t)) + prior * (0.5 - 1 / (1 + math.exp(-t)))
+
+    low, high = 0.0, 50.0
+    for _ in range(200):
+        mid = (low + high) / 2
+        low, high = (mid, high) if slope(mid) > 0 else (low, mid)
+    fit = bradley_terry(games("a", "b", wins), prior_draws=prior)
+    assert fit.ratings["a"].rating == pytest.approx(1500 + low * 400 / math.log(10), abs=1e-3)
+    assert fit.ratings["b"].rating == pytest.approx(1500 - low * 400 / math.log(10), abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"anchor": math.nan}, "anchor"),
+        ({"anchor": math.inf}, "anchor"),
+        ({"prior_draws": math.nan}, "prior_draws"),
+        ({"bots": "xyz"}, "not the string 'xyz'"),
+    ],
+)
+def test_bradley_terry_rejects_parameters_it_cannot_use(
+    kwargs: dict[str, object], message: str
+) -> None:
+    with pytest.raises(RatingError, match=message):
+        bradley_terry(games("a", "b", 3, 1, 2), **kwargs)  # type: ignore[arg-type]
+
+
+def test_bradley_terry_rejects_negative_counts() -> None:
+    # They read as "the results do not determine the ratings (singular fit)".
+    with pytest.raises(RatingError, match="negative counts"):
+        bradley_terry_pairs({("a", "b"): PairCounts(-5, 0, 1)})
 
 
 def test_without_prior_an_undefeated_bot_is_an_error() -> None:

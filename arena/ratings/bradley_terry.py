@@ -98,14 +98,20 @@ def bradley_terry_pairs(
     come from the inverse Fisher information and are those of each rating relative to the
     mean. `bots` adds bots that have no games yet (they need the prior).
     """
-    if prior_draws < 0:
+    if not (math.isfinite(prior_draws) and prior_draws >= 0):
         raise RatingError(f"prior_draws must be 0 or more, not {prior_draws!r}")
     if not 0.0 < confidence < 1.0:
         raise RatingError(f"confidence must be between 0 and 1, not {confidence!r}")
+    if not math.isfinite(anchor):
+        raise RatingError(f"the anchor must be a rating, not {anchor!r}")
+    if isinstance(bots, str):
+        raise RatingError(f"bots must be a list of bot ids, not the string {bots!r}")
     names = set(bots)
-    for a, b in pairs:
+    for (a, b), counts in pairs.items():
         if a == b:
             raise RatingError(f"bot {a!r} cannot play against itself")
+        if min(counts.wins, counts.draws, counts.losses) < 0:
+            raise RatingError(f"{a!r} against {b!r}: negative counts {counts}")
         names.update((a, b))
     order = tuple(sorted(names))
     n = len(order)
@@ -125,6 +131,11 @@ def bradley_terry_pairs(
         g = [gradient[i] for i in free]
         f = [[information[i][j] for j in free] for i in free]
         step = _solve(_cholesky(f), g)
+        # Stop when Newton's decrement, the gain in log-likelihood the full step promises, is
+        # nil. (The step's own size is no test: along a direction that only a tiny prior pins
+        # down, rounding noise in the gradient makes steps far above any tolerance forever.)
+        if sum(gk * sk for gk, sk in zip(g, step, strict=True)) < _TOLERANCE**2:
+            break
         # Newton's step on a concave log-likelihood, halved until it does not go downhill.
         before = _log_likelihood(theta, edges, prior_draws)
         scale = 1.0
@@ -136,8 +147,6 @@ def bradley_terry_pairs(
                 break
             scale /= 2.0
         theta = trial
-        if max((abs(s) * scale for s in step), default=0.0) < _TOLERANCE:
-            break
     else:
         raise RatingError(f"Bradley–Terry fit did not converge in {_MAX_ITERATIONS} iterations")
 

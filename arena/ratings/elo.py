@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -36,8 +37,10 @@ class EloTable:
     games_played: int = 0
 
     def __post_init__(self) -> None:
-        if not self.k > 0:
-            raise RatingError(f"the K factor must be positive, not {self.k!r}")
+        if not (math.isfinite(self.k) and self.k > 0):
+            raise RatingError(f"the K factor must be a positive number, not {self.k!r}")
+        if not math.isfinite(self.initial):
+            raise RatingError(f"the initial rating must be a number, not {self.initial!r}")
 
     def rating(self, bot: str) -> float:
         """The bot's current rating (the initial rating if it has not played yet)."""

@@ -26,7 +26,9 @@ def normal_quantile(p: float) -> float:
 
 def score_from_elo(elo: float) -> float:
     """Expected score of a player `elo` points stronger: 1 / (1 + 10^(-elo/400))."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    exponent = -elo / 400.0
+    # 10^309 overflows a float; the score is 0 to double precision long before that.
+    return 0.0 if exponent > 300.0 else 1.0 / (1.0 + 10.0**exponent)
 
 
 def elo_from_score(score: float) -> float:
