@@ -90,6 +90,18 @@ def test_bad_configuration_is_one_actionable_line(
     assert "s3cret" not in done.stderr
 
 
+@pytest.mark.parametrize("command", [["ratings"], ["bots", "list"]])
+def test_a_database_url_naming_some_other_file_is_one_actionable_line(
+    tmp_path: Path, command: list[str]
+) -> None:
+    other = tmp_path / "notes.txt"
+    other.write_text("not a database\n" * 100)
+    done = _arena(tmp_path, *command, ARENA_DATABASE_URL=f"sqlite:///{other}")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"cannot use the database at sqlite:///{other} (file is not a database)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_a_game_master_port_in_use_is_one_actionable_line(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

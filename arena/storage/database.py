@@ -21,7 +21,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.storage.errors import DatabaseUnavailable, SchemaTooNew
@@ -133,12 +133,22 @@ def open_database(url: str | URL, **engine_kwargs: Any) -> Database:
         _migrate(engine)
     except OperationalError as exc:
         engine.dispose()
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
         raise DatabaseUnavailable(
-            f"cannot reach the database at {_shown(url)} ({reason}): start it, fix "
+            f"cannot reach the database at {_shown(url)} ({_reason(exc)}): start it, fix "
             "ARENA_DATABASE_URL, or unset it to use SQLite in the data directory"
         ) from None
+    except DatabaseError as exc:  # reached, but not a database (e.g. some other file)
+        engine.dispose()
+        raise DatabaseUnavailable(
+            f"cannot use the database at {_shown(url)} ({_reason(exc)}): point ARENA_DATABASE_URL "
+            "at an arena database, or unset it to use SQLite in the data directory"
+        ) from None
     return Database(engine)
+
+
+def _reason(exc: DatabaseError) -> str:
+    """The driver's own words, first line only."""
+    return str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
 
 
 def _shown(url: str | URL) -> str:
