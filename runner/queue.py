@@ -42,6 +42,17 @@ def fetch_job(connection: redis.Redis, job_id: str) -> Job | None:
         return None
 
 
+def delete_job(job: Job) -> None:
+    """Delete an ended job, as RQ's job.delete(), also in the minute after a killed worker's
+    execution expired: RQ 3 keeps such an execution in the job's registry 60 s longer than its
+    data, and job.delete() then fails reading it ("Execution ... not found in Redis")."""
+    try:
+        job.delete()
+    except ValueError:
+        job.connection.delete(job.execution_registry.key)  # only what could not be read
+        job.delete()
+
+
 def _job_options(set_id: str) -> dict[str, Any]:
     """What every game-set job carries: the set id as argument and as job id, TTLs, retries."""
     return {
@@ -90,7 +101,7 @@ def enqueue_game_sets(queue: Queue, set_ids: Iterable[str], *, replace_ended: bo
             for set_id in ids:
                 job = fetch_job(queue.connection, set_id)
                 if job is not None and job.get_status() not in LIVE_STATES:
-                    job.delete()
+                    delete_job(job)
         pipe = queue.connection.pipeline()
         for set_id in ids:
             pipe.exists(Job.key_for(set_id))

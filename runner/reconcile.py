@@ -16,7 +16,14 @@ from rq.registry import StartedJobRegistry
 
 from arena.storage import Database, repo
 from runner.jobs import ratings_lock
-from runner.queue import LIVE_STATES, arena_queue, enqueue_game_set, enqueue_lock, fetch_job
+from runner.queue import (
+    LIVE_STATES,
+    arena_queue,
+    delete_job,
+    enqueue_game_set,
+    enqueue_lock,
+    fetch_job,
+)
 from runner.ratings_update import update_ratings
 from runner.tournament import (
     MAX_ATTEMPTS,
@@ -82,7 +89,7 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
                 report.failed.append(set_id)
                 continue
             if job is not None:
-                job.delete()  # a failed or stale job: its id is needed for the new one
+                delete_job(job)  # a failed or stale job: its id is needed for the new one
             enqueue_game_set(queue, set_id)
             report.enqueued.append(set_id)
     finally:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+import redis
 
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, Progress, open_database, repo
@@ -562,3 +563,46 @@ def test_a_worker_reconnects_after_the_embedded_redis_is_killed(
         worker.terminate()
         worker.wait(timeout=30)
     assert "reconnected to Redis" in log.read_text()
+
+
+def _left_by_a_killed_worker(connection: redis.Redis, set_id: str) -> None:
+    """The set's job as a worker SIGKILLed mid-game leaves it, once RQ has failed it: its
+    execution's data expired, while RQ 3 lists the execution for 60 s more."""
+    from rq.executions import Execution
+    from rq.job import JobStatus
+
+    from runner.queue import arena_queue, fetch_job
+
+    job = fetch_job(connection, set_id)
+    assert job is not None
+    arena_queue(connection).remove(set_id)
+    with connection.pipeline() as pipe:
+        execution = Execution.create(job, ttl=1, pipeline=pipe)
+        job.set_status(JobStatus.FAILED, pipeline=pipe)
+        pipe.execute()
+    job.started_job_registry.remove_execution(execution)  # RQ's own clean-up has run
+    wait_for(lambda: not connection.exists(execution.key), 10, "the execution's data to expire")
+
+
+@pytest.mark.parametrize("who", ["the reconciler", "tournament retry"])
+def test_a_job_failed_by_a_killed_worker_is_replaced_within_the_minute(
+    arena_env: dict[str, str], register: Callable[..., list[str]], who: str
+) -> None:
+    # job.delete() raised "Execution ... not found in Redis" then: `arena tournament retry`
+    # died with a traceback, and reconciler passes failed until the minute was over.
+    from runner import redis_conn
+    from runner.queue import arena_queue, enqueue_game_sets, fetch_job
+    from runner.reconcile import reconcile
+
+    register("random", "greedy")
+    _tid, [set_id] = _tournament(arena_env)
+    connection = redis_conn.connect()
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        assert reconcile(db, connection).enqueued == [set_id]
+        _left_by_a_killed_worker(connection, set_id)
+        if who == "the reconciler":
+            assert reconcile(db, connection).enqueued == [set_id]
+        else:
+            assert enqueue_game_sets(arena_queue(connection), [set_id], replace_ended=True) == 1
+    job = fetch_job(connection, set_id)
+    assert job is not None and job.get_status() == "queued"
