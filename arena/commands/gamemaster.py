@@ -39,8 +39,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--admin-token",
         default=None,
-        help="require this token on OpenGame/AwaitGame/AbortGame (default: ARENA_ADMIN_TOKEN; "
-        "empty = no check, for a game master only the workers can reach)",
+        help="require this token on OpenGame/AwaitGame/AbortGame/ForfeitSeat (default: "
+        "ARENA_ADMIN_TOKEN; empty = no check, for a game master only the workers can reach)",
     )
     p.add_argument(
         "--log-level",

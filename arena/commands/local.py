@@ -97,11 +97,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "verify",
         help="re-play game records and check every line",
         description=(
-            "Check game records against RECORD.md and RULES.md: the header's fields, every "
-            "decision's legality, every hand_end and the game_end re-derived exactly (JSON "
-            "types included), fault kinds, and each derived event line present (a record may "
-            "leave any of them out). Names the file, hand, line and rule of the first "
-            "mismatch; exits 1 if any file fails."
+            "Check game records against docs/spec/RECORD.md and docs/spec/RULES.md: the "
+            "header's fields, every decision's legality, every hand_end and the game_end "
+            "re-derived exactly (JSON types included), fault kinds, and each derived event line "
+            "present (a record may leave any of them out). Names the file, hand, line and rule "
+            "of the first mismatch; exits 1 if any file fails."
         ),
     )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
