@@ -139,8 +139,12 @@ def work_forever(queue: str, *, burst: bool = False) -> int:
     from runner import redis_conn
 
     wait = 1.0
+    worker: ArenaWorker | None = None
     while True:
-        worker: ArenaWorker | None = None
+        # A stop asked for during the pause below lands on the last worker (RQ's handlers
+        # stay installed): honour it rather than start a new worker that never heard it.
+        if worker is not None and _stop_requested(worker):
+            return 0
         try:
             connection = redis_conn.connect()
             worker = make_worker(connection, queue)
@@ -160,7 +164,10 @@ def work_forever(queue: str, *, burst: bool = False) -> int:
             log.warning(
                 "lost Redis at %s (%s); reconnecting in %.0f s", redis_conn.describe(), exc, wait
             )
-        time.sleep(wait)
+        try:
+            time.sleep(wait)
+        except StopRequested:  # how RQ's handler, still installed, stops a worker at rest
+            return 0
         wait = min(wait * 2, _RECONNECT_MAX_WAIT)
 
 

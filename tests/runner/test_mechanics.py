@@ -606,3 +606,39 @@ def test_a_job_failed_by_a_killed_worker_is_replaced_within_the_minute(
             assert enqueue_game_sets(arena_queue(connection), [set_id], replace_ended=True) == 1
     job = fetch_job(connection, set_id)
     assert job is not None and job.get_status() == "queued"
+
+
+def test_a_worker_told_to_stop_while_it_waits_to_reconnect_stops(
+    arena_env: dict[str, str], tmp_path: Path
+) -> None:
+    # SIGTERM in the pause before a reconnect went to the old RQ worker object; the loop then
+    # started a new one that never heard it, and kept taking sets with no supervisor.
+    from tests.runner.conftest import RedisServer
+
+    server = RedisServer()
+    restarted = RedisServer(server.port)
+    server.start()
+    env = {**os.environ, **arena_env, "ARENA_REDIS_URL": server.url}
+    log = tmp_path / "worker.log"
+    with log.open("w") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "runner.worker", "--queue", arena_env["ARENA_QUEUE"]],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for(lambda: "Listening on" in log.read_text(), 30, "the worker to start")
+        server.kill()
+        wait_for(lambda: "reconnecting in 4 s" in log.read_text(), 60, "a 4 s reconnect pause")
+        restarted.start()  # back, while the worker still pauses
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0, log.read_text()
+        assert "reconnected to Redis" not in log.read_text()
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+        server.kill()
+        restarted.kill()
