@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import logging
 import time
@@ -209,8 +208,8 @@ def _open_afresh(
     """Open the game as `game_id` or, where an earlier attempt's game holds that id (its worker
     died), end that one and open the next free id: game_id.2, .3, ... Never a clock's reading:
     the id is in the record, and a record may not depend on when it was played (RECORD.md)."""
-    for attempt in itertools.count(1):
-        tried = game_id if attempt == 1 else f"{game_id}.{attempt}"
+    tried, attempt = game_id, 1
+    while True:
         try:
             return open_game(game_id=tried)
         except GameExists:
@@ -219,7 +218,8 @@ def _open_afresh(
             except GameMasterError as exc:
                 if exc.code() != grpc.StatusCode.NOT_FOUND:  # gone by itself meanwhile
                     raise
-    raise AssertionError("unreachable")
+        attempt += 1
+        tried = f"{game_id}.{attempt}"
 
 
 def play_game(

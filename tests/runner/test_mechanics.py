@@ -514,6 +514,25 @@ def test_an_exclusive_tournament_waits_for_a_bot_busy_elsewhere(
         assert outcomes and outcomes[0].recorded
 
 
+def _started_worker(env: dict[str, str], queue: str, log: Path) -> subprocess.Popen[bytes]:
+    """One `runner.worker` process on `queue`, its output in `log`, once it listens."""
+    with log.open("w") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "runner.worker", "--queue", queue],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for(lambda: "Listening on" in log.read_text(), 30, "the worker to start")
+    except BaseException:
+        worker.kill()
+        worker.wait()
+        raise
+    return worker
+
+
 def test_a_worker_reconnects_after_the_embedded_redis_is_killed(
     arena_env: dict[str, str], register: Callable[..., list[str]], tmp_path: Path
 ) -> None:
@@ -529,16 +548,8 @@ def test_a_worker_reconnects_after_the_embedded_redis_is_killed(
     data = Path(arena_env["ARENA_DATA_DIR"])
     redis_conn.connect()  # the embedded server, shared with the worker
     log = tmp_path / "worker.log"
-    with log.open("w") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "runner.worker", "--queue", arena_env["ARENA_QUEUE"]],
-            env=env,
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    worker = _started_worker(env, arena_env["ARENA_QUEUE"], log)
     try:
-        wait_for(lambda: "Listening on" in log.read_text(), 30, "the worker to start")
         pidfile = json.loads((data / f"{redis_conn.EMBEDDED_RDB}.settings").read_text())["pidfile"]
         os.kill(int(Path(pidfile).read_text()), signal.SIGKILL)
         time.sleep(1)
@@ -620,16 +631,8 @@ def test_a_worker_told_to_stop_while_it_waits_to_reconnect_stops(
     server.start()
     env = {**os.environ, **arena_env, "ARENA_REDIS_URL": server.url}
     log = tmp_path / "worker.log"
-    with log.open("w") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "runner.worker", "--queue", arena_env["ARENA_QUEUE"]],
-            env=env,
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    worker = _started_worker(env, arena_env["ARENA_QUEUE"], log)
     try:
-        wait_for(lambda: "Listening on" in log.read_text(), 30, "the worker to start")
         server.kill()
         wait_for(lambda: "reconnecting in 4 s" in log.read_text(), 60, "a 4 s reconnect pause")
         restarted.start()  # back, while the worker still pauses
