@@ -20,6 +20,7 @@ from arena.errors import ArenaError
 from arena.gamemaster.client import GameExists, GameMasterClient, GameMasterError, OpenedGame
 from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.gamemaster.policy import GameLimits
+from arena.gamemaster.status import SHUTTING_DOWN
 from arena.storage import FaultInfo, GameResult
 from arena.storage.models import BotVersion
 from runner.launch import (
@@ -46,6 +47,23 @@ DEATH_POLL_S = 0.05
 
 class GameAborted(ArenaError):
     """A game of the set ended without a result; the set must be played again."""
+
+
+class GameMasterLost(GameAborted):
+    """The game master went away mid-game (killed, restarted, or stopping): no bot's fault, so
+    the set is played again without spending one of its attempts."""
+
+
+# A call's codes when its game master is gone: UNAVAILABLE (no connection, or refusing games
+# as it stops) and NOT_FOUND (a game master started again has never heard of the game).
+_GONE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.NOT_FOUND)
+
+
+def lost_game_master(exc: BaseException) -> bool:
+    """Whether a set's game failed because its game master went away."""
+    if isinstance(exc, GameMasterLost):
+        return True
+    return isinstance(exc, GameMasterError) and exc.code() in _GONE
 
 
 class Launcher(Protocol):
@@ -275,7 +293,8 @@ def play_game(
         if result.reason in ("", "aborted"):
             # Not a result to record: the game master is shutting down, or another attempt at
             # this set (its job queued again after a Redis restart) took the game over.
-            raise GameAborted(f"game {opened.game_id} was aborted: {result.detail or 'no reason'}")
+            aborted = GameMasterLost if result.detail == SHUTTING_DOWN else GameAborted
+            raise aborted(f"game {opened.game_id} was aborted: {result.detail or 'no reason'}")
         if _orphaned(agents):
             # The fork server died mid-game (a bot can kill it) and took every agent with it:
             # whichever seat the game master missed first would forfeit, guilty or not.

@@ -29,6 +29,7 @@ from runner.tournament import (
     MAX_ATTEMPTS,
     finish_if_done,
     finish_settled_tournaments,
+    retry_hint,
     unsettled_sets,
 )
 
@@ -53,6 +54,7 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
     Only one process reconciles at a time (a Redis lock); the others skip the pass.
     """
     report = Reconciled()
+    hints: dict[str, str] = {}  # how to retry each tournament with a set given up on
     queue = arena_queue(connection, queue_name)
     lock = enqueue_lock(queue)
     if not lock.acquire(blocking=False):
@@ -85,7 +87,9 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
                 with db.session() as session:
                     why = f"gave up after {attempts} attempts (last job: {status or 'lost'})"
                     repo.mark_set_failed(session, set_id, why)
-                    finish_if_done(session, repo.get_game_set(session, set_id).tournament_id)
+                    tournament = repo.get_game_set(session, set_id).tournament
+                    finish_if_done(session, tournament.id)
+                    hints.setdefault(tournament.id, retry_hint(tournament))
                 report.failed.append(set_id)
                 continue
             if job is not None:
@@ -103,5 +107,10 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
             ", ".join(report.enqueued[:5]) + (" ..." if len(report.enqueued) > 5 else ""),
         )
     if report.failed:
-        log.warning("reconciler: gave up on %d set(s): %s", len(report.failed), report.failed)
+        log.warning(
+            "reconciler: gave up on %d set(s): %s; %s",
+            len(report.failed),
+            report.failed,
+            "; ".join(hints.values()),
+        )
     return report

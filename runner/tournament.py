@@ -24,6 +24,7 @@ from runner.gameset import (
     GameTiming,
     Launchers,
     SeatBot,
+    lost_game_master,
     play_game,
 )
 from runner.launch import AgentLimits
@@ -245,12 +246,23 @@ def _run_game_set(
                 for index, seats in enumerate(((a, b, a, b), (b, a, b, a)))
             ]
         except Exception as exc:
+            if lost_game_master(exc):
+                why = (
+                    f"the game master went away mid-game ({exc}); the set is played again once "
+                    "it is back, and this attempt does not count"
+                )
+                with db.session() as session:
+                    repo.give_back_attempt(session, set_id, attempts, why)
+                raise GameMasterDown(f"set {set_id}: {why}") from None
             if attempts < MAX_ATTEMPTS:
                 raise
-            log.error("set %s failed on attempt %d, giving up: %s", set_id, attempts, exc)
             with db.session() as session:
                 repo.mark_set_failed(session, set_id, f"{type(exc).__name__}: {exc}")
                 finish_if_done(session, tid)
+                hint = retry_hint(repo.get_tournament(session, tid))
+            log.error(
+                "set %s failed on attempt %d, giving up (%s): %s", set_id, attempts, hint, exc
+            )
             return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
         with db.session() as session:
             recorded = repo.record_game_set_result(session, set_id, games)
@@ -294,6 +306,13 @@ def retry_failed_sets(db: Database, tournament_id: str, queue: Queue) -> list[st
     # (or a worker started) meanwhile is live, and kept.
     enqueue_game_sets(queue, ids, replace_ended=True)
     return ids
+
+
+def retry_hint(tournament: Tournament) -> str:
+    """What to run to play a tournament's failed sets again (said wherever sets are given up)."""
+    if tournament.limits.get("in_process"):
+        return "run the `arena match` again to play them"
+    return f"`arena tournament retry {tournament.id}` queues them again"
 
 
 def finish_if_done(session: Session, tournament_id: str) -> bool:

@@ -26,6 +26,7 @@ from rq.job import Job
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
+from arena.errors import ArenaError
 from runner.queue import queue_name as default_queue_name
 
 log = logging.getLogger("arena.worker")
@@ -111,6 +112,27 @@ class ArenaWorker(SimpleWorker):
             # and let work_forever connect afresh.
             self.lost_redis = True
             raise StopRequested() from None
+
+    def handle_exception(self, job: Job, *exc_info: Any) -> None:
+        error = exc_info[1]
+        if not isinstance(error, ArenaError):
+            super().handle_exception(job, *exc_info)  # a bug: the traceback helps
+            return
+        # The arena's own errors say what happened and what to do; RQ's traceback of one
+        # (a game aborted, a game master gone) buried that message in the log. The arena
+        # registers no exception handlers of RQ's, so there are none to call here.
+        self.log.error("Worker %s: job %s failed: %s", self.name, job.id, error)
+
+    def teardown(self) -> None:
+        try:
+            super().teardown()
+        except (redis.ConnectionError, redis.TimeoutError):
+            # RQ registers the worker's death before it stops the thread that listens for
+            # commands: with Redis gone the first raised, and the thread lived on (retrying,
+            # then subscribed again with its own connection), one more at each reconnect.
+            if self.pubsub_thread is not None:
+                self.pubsub_thread.stop()  # it closes its connection as it ends
+            raise
 
     def maintain_heartbeats(self, job: Job, execution: Any) -> None:
         # Losing Redis for a moment must not abandon a game in progress: the result goes to

@@ -468,13 +468,13 @@ _REMOVE_AS_NOBODY = """
 import os, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
-from runner.launch.process import _remove_tree
+from runner.launch.rundirs import remove_tree
 run = Path(sys.argv[1]) / "run"
 (run / "home" / "cache").mkdir(parents=True)
 (run / "home" / "cache" / "note").write_text("kept for the next game?")
 os.chmod(run / "home" / "cache", 0)
 os.chmod(run / "home", 0o500)
-_remove_tree(run)
+remove_tree(run)
 print(run.exists())
 """
 
@@ -483,7 +483,7 @@ def _python_nobody_can_run() -> str | None:
     """An interpreter user nobody may run that imports the launchers (the venv's may sit in
     root's home)."""
     for python in (PYTHON, "/usr/bin/python3"):
-        probe = f"import sys; sys.path.insert(0, {str(REPO)!r}); import runner.launch.process"
+        probe = f"import sys; sys.path.insert(0, {str(REPO)!r}); import runner.launch.rundirs"
         try:
             done = subprocess.run([python, "-c", probe], user=NOBODY, capture_output=True, cwd="/")
         except OSError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -22,22 +23,62 @@ def _wait_until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
 
 
 def test_each_take_is_a_fresh_private_directory_with_home_and_tmp(tmp_path: Path) -> None:
-    supply = RunDirs(ahead=2, parent=tmp_path)
+    supply = RunDirs(ahead=2, base=tmp_path)
     taken = [supply.take() for _ in range(6)]  # more than are made ahead
     assert len(set(taken)) == 6
+    [owner] = tmp_path.iterdir()  # the process's own directory of them
+    assert owner.name.startswith(f"arena-agents-{os.getpid()}-")
+    assert stat.S_IMODE(owner.stat().st_mode) == 0o700
     for run_dir in taken:
-        assert run_dir.parent == tmp_path
+        assert run_dir.parent == owner
         assert stat.S_IMODE(run_dir.stat().st_mode) == 0o700
         assert sorted(p.name for p in run_dir.iterdir()) == ["home", "tmp"]
         assert not any((run_dir / "home").iterdir())
 
 
 def test_directories_made_ahead_and_not_taken_are_removed_at_exit(tmp_path: Path) -> None:
-    supply = RunDirs(ahead=3, parent=tmp_path)
+    supply = RunDirs(ahead=3, base=tmp_path)
     taken = supply.take()  # starts the background thread, which makes three more
-    _wait_until(lambda: len(list(tmp_path.iterdir())) == 4)
+    owner = taken.parent
+    _wait_until(lambda: len(list(owner.iterdir())) == 4)
     supply.discard()
-    assert list(tmp_path.iterdir()) == [taken]  # the one taken is its agent's to remove
+    assert list(owner.iterdir()) == [taken]  # the one taken is its agent's to remove
+    shutil.rmtree(taken)  # as its agent's stop does
+    supply.discard()
+    assert not owner.exists()
+
+
+_KILLED_SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from runner.launch.rundirs import RunDirs
+supply = RunDirs(ahead=3, base=Path(sys.argv[1]))
+taken = supply.take()
+(taken / "home" / "locked").mkdir()
+os.chmod(taken / "home" / "locked", 0)  # a bot's doing: rmtree alone cannot remove it
+while len(list(taken.parent.iterdir())) < 4:
+    time.sleep(0.01)
+print(taken.parent, flush=True)
+time.sleep(60)
+"""
+
+
+def test_what_a_killed_process_left_is_removed_by_the_next_one(tmp_path: Path) -> None:
+    # A worker killed with SIGKILL runs no clean-up: its agents' directories and those made
+    # ahead stayed in /tmp for good, a dozen per kill.
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_SCRIPT, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    left = Path(child.stdout.readline().strip())
+    child.kill()
+    child.wait()
+    assert left.is_dir() and len(list(left.iterdir())) == 4
+    supply = RunDirs(ahead=1, base=tmp_path)
+    mine = supply.take()
+    assert not left.exists()
+    assert list(tmp_path.iterdir()) == [mine.parent]
+    supply.discard()
 
 
 # Run in a fresh interpreter: forking the test process itself would copy whatever its other

@@ -323,6 +323,44 @@ def test_a_done_set_cannot_be_marked_running_or_failed(database: Database) -> No
             repo.mark_set_running(s, "t-nope-set-00000")
 
 
+def test_a_failed_set_starts_again_only_when_queued_again(database: Database) -> None:
+    # A worker paused (SIGSTOP) past its job's heartbeat, resumed after the set was given up
+    # on, runs the stale job: it must not start a fourth attempt inside a settled tournament.
+    tid = _tournament(database, sets=1)
+    set_id = f"{tid}-set-00000"
+    with database.session() as s:
+        assert repo.mark_set_running(s, set_id)
+        assert repo.mark_set_failed(s, set_id, "gave up after 3 attempts")
+        assert not repo.mark_set_running(s, set_id)
+        game_set = repo.get_game_set(s, set_id)
+        s.refresh(game_set)
+        assert (game_set.state, game_set.attempts) == ("failed", 1)
+        assert repo.requeue_failed_sets(s, tid) == [set_id]
+        assert repo.mark_set_running(s, set_id)
+
+
+def test_an_attempt_given_back_leaves_the_set_queued_as_before(database: Database) -> None:
+    tid = _tournament(database, sets=1)
+    set_id = f"{tid}-set-00000"
+    with database.session() as s:
+        assert repo.mark_set_running(s, set_id)
+        assert repo.mark_set_running(s, set_id)
+        assert not repo.give_back_attempt(s, set_id, 1, "stale")  # attempt 2 is under way
+        assert repo.give_back_attempt(s, set_id, 2, "the game master went away")
+        game_set = repo.get_game_set(s, set_id)
+        s.refresh(game_set)
+        assert (game_set.state, game_set.attempts, game_set.error) == (
+            "queued",
+            1,
+            "the game master went away",
+        )
+        assert not repo.give_back_attempt(s, set_id, 1, "twice")  # queued now, not running
+        assert repo.mark_set_running(s, set_id)
+        assert repo.record_game_set_result(s, set_id, _games())
+        assert not repo.give_back_attempt(s, set_id, 2, "after the result")
+        assert repo.get_game_set(s, set_id).state == "done"
+
+
 def test_tournament_state_stamps_start_and_finish(database: Database) -> None:
     tid = _tournament(database, sets=1)
     with database.session() as s:

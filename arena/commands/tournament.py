@@ -212,6 +212,7 @@ def status_line(tournament: Tournament, progress: Progress, now: datetime | None
 def _status(args: argparse.Namespace) -> int:
     from arena.storage import repo
     from arena.storage.models import TournamentState
+    from runner.tournament import retry_hint
 
     final = (TournamentState.FINISHED.value, TournamentState.FAILED.value)
     tty = sys.stdout.isatty()
@@ -242,6 +243,8 @@ def _status(args: argparse.Namespace) -> int:
             time.sleep(args.interval)
         if tty:
             print()
+        if progress.failed:
+            print(f"{progress.failed} set(s) failed: {retry_hint(t)}")
         if progress.finished:
             _print_results(db, t.id)
     return 0

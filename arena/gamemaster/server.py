@@ -30,7 +30,7 @@ from arena.errors import ArenaError
 from arena.game import Game
 from arena.gamemaster.policy import DETAIL_MAX_CHARS, MAX_AGENT_MESSAGE_BYTES, GameLimits, cut
 from arena.gamemaster.session import GameSession
-from arena.gamemaster.status import Refusal, Refused
+from arena.gamemaster.status import SHUTTING_DOWN, Refusal, Refused
 from arena.gamemaster.tokens import SeatTokens
 from arena.rulesets import Ruleset, get_ruleset
 from arena.wire import pb
@@ -109,7 +109,7 @@ class GameMasterService:
 
     def _handshake(self, raw: bytes) -> tuple[GameSession, int, pb.Hello]:
         if self.stopping:
-            raise Refused(Refusal.SHUTTING_DOWN, "the game master is shutting down")
+            raise Refused(Refusal.SHUTTING_DOWN, SHUTTING_DOWN)
         try:
             msg = pb.AgentMessage.FromString(raw)
         except Exception:  # hostile bytes
@@ -176,7 +176,7 @@ class GameMasterService:
     def open(self, request: pb.OpenGameRequest) -> pb.OpenGameReply:
         """Create a game from an OpenGameRequest (Refused on a bad one)."""
         if self.stopping:
-            raise Refused(Refusal.SHUTTING_DOWN, "the game master is shutting down")
+            raise Refused(Refusal.SHUTTING_DOWN, SHUTTING_DOWN)
         self._forget_old_games()
         running = sum(1 for s in self.games.values() if not s.finished)
         if running >= self.max_games:
@@ -327,7 +327,7 @@ class GameMasterService:
         """Refuse new games and seats; end every game in progress as aborted."""
         self.stopping = True
         for session in list(self.games.values()):
-            session.abort("the game master is shutting down")
+            session.abort(SHUTTING_DOWN)
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=5)
 

@@ -8,6 +8,10 @@ import grpc
 
 from arena.errors import ArenaError
 
+# The detail of a game the game master ended as aborted because it is stopping: a worker reads
+# it to tell a set the bots did not lose from one they did (runner/gameset.py).
+SHUTTING_DOWN = "the game master is shutting down"
+
 
 class Refusal(StrEnum):
     """Why a call is refused."""

@@ -128,10 +128,15 @@ def list_game_sets(
 
 
 def mark_set_running(session: Session, set_id: str, *, now: datetime | None = None) -> bool:
-    """Count an attempt at a set; False (and no change) if it is already done."""
+    """Count an attempt at a set; False (and no change) if it is done, or failed: a failed set
+    starts again only through `requeue_failed_sets` (a stale job of it, run late by a worker
+    that was paused, must not play it inside a tournament that has finished)."""
     result = session.execute(
         update(GameSet)
-        .where(GameSet.id == set_id, GameSet.state != SetState.DONE.value)
+        .where(
+            GameSet.id == set_id,
+            GameSet.state.in_((SetState.QUEUED.value, SetState.RUNNING.value)),
+        )
         .values(
             state=SetState.RUNNING.value,
             attempts=GameSet.attempts + 1,
@@ -145,6 +150,24 @@ def mark_set_running(session: Session, set_id: str, *, now: datetime | None = No
         get_game_set(session, set_id)  # raises NotFound for an unknown id
         return False
     return True
+
+
+def give_back_attempt(session: Session, set_id: str, attempts: int, why: str) -> bool:
+    """Undo the count of attempt number `attempts`, which the arena lost, not the bots (its game
+    master went away): the set is queued again, with `why` as its error until the next start.
+    No change (False) if the set has moved on since: recorded, failed, or started again."""
+    result = session.execute(
+        update(GameSet)
+        .where(
+            GameSet.id == set_id,
+            GameSet.state == SetState.RUNNING.value,
+            GameSet.attempts == attempts,
+        )
+        .values(state=SetState.QUEUED.value, attempts=attempts - 1, error=why)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return rowcount(result) == 1
 
 
 def mark_set_failed(session: Session, set_id: str, error: str = "") -> bool:

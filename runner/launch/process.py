@@ -6,7 +6,6 @@ import contextlib
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import threading
@@ -96,25 +95,6 @@ def _read_zombie_cpu(pid: int) -> float | None:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return None
-
-
-def _remove_tree(path: Path) -> None:
-    """rmtree that also removes files a bot made unwritable (chmod 000 on its own dirs)."""
-
-    def retry(_function: Callable[..., Any], name: str, _exc: object) -> None:
-        # Which call failed does not matter (os.open, os.scandir, os.rmdir or os.unlink,
-        # by Python version): make the entry and its directory ours again and remove it.
-        try:
-            os.chmod(os.path.dirname(name), stat.S_IRWXU)
-            if os.path.isdir(name) and not os.path.islink(name):
-                os.chmod(name, stat.S_IRWXU)
-                shutil.rmtree(name, onerror=retry)
-            else:
-                os.unlink(name)
-        except OSError:
-            pass
-
-    shutil.rmtree(path, onerror=retry)
 
 
 class Child(Protocol):
@@ -231,7 +211,7 @@ class RunningAgent:
             self._capture.join(timeout=1.0)
             self._stderr_settled = True
             if self._run_dir.exists():
-                _remove_tree(self._run_dir)
+                rundirs.remove_tree(self._run_dir)
 
     def _reap(self) -> None:
         _, status, usage = os.wait4(self.pid, 0)
@@ -326,7 +306,7 @@ def start_process(
             close_fds=True,
         )
     except OSError as error:
-        _remove_tree(run_dir)
+        rundirs.remove_tree(run_dir)
         raise LaunchError(f"cannot start {argv[0]!r} in {str(cwd)!r}: {error}") from error
     assert popen.stderr is not None
     capture = StderrCapture(popen.stderr, limits.stderr_bytes, stderr_path)

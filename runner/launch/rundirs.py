@@ -5,36 +5,87 @@ TMPDIR). Making one is three mkdirs, about a millisecond on the overlay filesyst
 and CI machines use, and a game starts its four agents one after another: done while the
 previous game plays instead, it costs a game's start nothing. Each directory is still used by
 one agent only and removed after it.
+
+A process's agent directories sit in one directory of its own, `arena-agents-PID-*`, so that
+what a process killed with SIGKILL left behind (its agents' directories and those made ahead)
+is found and removed by the next process that starts agents there.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import queue
 import shutil
+import stat
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 # Directories kept ready: a game's four agents, twice over.
 AHEAD = 8
 
 
-def make_run_dir(parent: Path | None = None) -> Path:
-    """A new private (0700) directory with empty home/ and tmp/ inside, in `parent` (default:
-    the system's temporary directory)."""
+OWNER_PREFIX = "arena-agents-"
+
+
+def make_run_dir(parent: Path) -> Path:
+    """A new private (0700) directory with empty home/ and tmp/ inside, in `parent`."""
     run_dir = Path(tempfile.mkdtemp(prefix="arena-agent-", dir=parent))
     (run_dir / "home").mkdir()
     (run_dir / "tmp").mkdir()
     return run_dir
 
 
+def remove_tree(path: Path) -> None:
+    """rmtree that also removes files a bot made unwritable (chmod 000 on its own dirs)."""
+
+    def retry(_function: Callable[..., Any], name: str, _exc: object) -> None:
+        # Which call failed does not matter (os.open, os.scandir, os.rmdir or os.unlink,
+        # by Python version): make the entry and its directory ours again and remove it.
+        try:
+            os.chmod(os.path.dirname(name), stat.S_IRWXU)
+            if os.path.isdir(name) and not os.path.islink(name):
+                os.chmod(name, stat.S_IRWXU)
+                shutil.rmtree(name, onerror=retry)
+            else:
+                os.unlink(name)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=retry)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
+
+
+def owner_dir(base: Path | None = None) -> Path:
+    """A new private directory for this process's agent directories in `base` (default: the
+    system's temporary directory), after removing those of processes no longer running."""
+    base = Path(base or tempfile.gettempdir())
+    for path in base.glob(f"{OWNER_PREFIX}*"):
+        pid = path.name.removeprefix(OWNER_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            remove_tree(path)
+    return Path(tempfile.mkdtemp(prefix=f"{OWNER_PREFIX}{os.getpid()}-", dir=base))
+
+
 class RunDirs:
     """A supply of fresh run directories; `take` never waits for the background thread."""
 
-    def __init__(self, ahead: int = AHEAD, parent: Path | None = None) -> None:
-        self._parent = parent
+    def __init__(self, ahead: int = AHEAD, base: Path | None = None) -> None:
+        self._base = base
+        self._owner: Path | None = None  # made at the first take()
         self._ready: queue.SimpleQueue[Path] = queue.SimpleQueue()
         self._wanted = threading.Semaphore(ahead)  # one permit per directory to make
         self._lock = threading.Lock()
@@ -47,18 +98,19 @@ class RunDirs:
     def take(self) -> Path:
         """A fresh directory: a ready one, or one made now if none is."""
         with self._lock:
-            if self._filler is None:
+            if self._owner is None:
+                self._owner = owner_dir(self._base)
                 self._filler = threading.Thread(target=self._fill, name="run-dirs", daemon=True)
                 self._filler.start()
         try:
             run_dir = self._ready.get_nowait()
         except queue.Empty:
-            return make_run_dir(self._parent)
+            return make_run_dir(self._owner)
         self._wanted.release()
         return run_dir
 
     def discard(self) -> None:
-        """Remove the directories made and not taken (at exit)."""
+        """Remove the directories made and not taken, and the owner's if now empty (at exit)."""
         if os.getpid() != self._pid:
             return  # a forked child's copy: the directories are its parent's
         with self._making:  # the one being made, if any, is queued first; none after it
@@ -67,7 +119,10 @@ class RunDirs:
             try:
                 shutil.rmtree(self._ready.get_nowait(), ignore_errors=True)
             except queue.Empty:
-                return
+                break
+        if self._owner is not None:
+            with contextlib.suppress(OSError):  # an agent still being stopped keeps it
+                self._owner.rmdir()
 
     def _fill(self) -> None:
         while True:
@@ -76,7 +131,8 @@ class RunDirs:
                 if self._discarded:
                     return
                 try:
-                    self._ready.put(make_run_dir(self._parent))
+                    assert self._owner is not None  # made before this thread starts
+                    self._ready.put(make_run_dir(self._owner))
                 except OSError:
                     return  # disk full or the like: take() makes its own, and raises why
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -177,6 +178,37 @@ def test_tournament_page_has_progress_crosstable_standings_and_games(client: Fla
     for game in data["games"]:
         assert f'href="/games/{game["id"]}"' in html
     assert "tournament.js" in html
+
+
+def test_a_tournament_page_lists_failed_sets_and_how_to_retry_them(tmp_path: Path) -> None:
+    from arena.storage import open_database, repo
+    from arena.storage.repo import PlannedSet
+    from dashboard import create_app
+    from tests.dashboard.fill import add_bot
+
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    tid = "t-20261130-fail"
+    with open_database(url) as db:
+        a, b = add_bot(db, "greedy"), add_bot(db, "random")
+        with db.session() as s:
+            repo.create_tournament(
+                s,
+                format="round-robin",
+                ruleset=RULESET,
+                seed=7,
+                sets_per_pair=1,
+                sets=[PlannedSet(a, b, seed=1)],
+                tournament_id=tid,
+            )
+            assert repo.mark_set_running(s, f"{tid}-set-00000")
+            assert repo.mark_set_failed(s, f"{tid}-set-00000", "gave up after 3 attempts")
+    app = create_app({"DATABASE_URL": url, "TESTING": True})
+    try:
+        html = _html(app.test_client(), f"/tournaments/{tid}")
+    finally:
+        app.extensions["arena_database"].dispose()
+    assert f"{tid}-set-00000: gave up after 3 attempts" in html
+    assert f"<code>arena tournament retry {tid}</code> queues them again" in html
 
 
 def test_running_tournament_reports_partial_progress(client: FlaskClient) -> None:

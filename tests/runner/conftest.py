@@ -12,8 +12,12 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from arena.gamemaster.client import GameMasterClient
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).parent / "bots"
@@ -230,3 +234,16 @@ def wait_for(condition: Callable[[], object], timeout: float, what: str) -> None
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
         time.sleep(0.2)
+
+
+def game_is_open(client: GameMasterClient, game_id: str) -> bool:
+    """Whether the game master has opened the game (running, or ended)."""
+    import grpc
+
+    from arena.gamemaster.client import GameMasterError
+
+    try:
+        client.await_game(game_id, timeout=0.05)
+    except GameMasterError as exc:  # NOT_FOUND: not open yet; DEADLINE_EXCEEDED: running
+        return exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    return True

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import grpc
 import pytest
@@ -12,7 +16,7 @@ from arena.gamemaster.client import GameMasterClient
 from arena.gamemaster.server import start_in_thread
 from arena.storage import open_database, repo
 from runner import tournament
-from tests.runner.conftest import QUICK, free_port
+from tests.runner.conftest import ARENA, QUICK, ROOT, free_port, game_is_open, wait_for
 
 
 def test_a_set_waits_out_a_game_master_outage_without_spending_attempts(
@@ -77,3 +81,60 @@ def test_a_game_master_shutting_down_is_not_ready() -> None:
             client.wait_ready(timeout=5.0)
     finally:
         server.stop(0)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["stopped", "killed"])
+def test_a_game_master_lost_mid_game_costs_the_set_no_attempt(
+    arena_env: dict[str, str],
+    register: Callable[..., list[str]],
+    tmp_path: Path,
+    stop: signal.Signals,
+) -> None:
+    # Stopped, its games end as aborted "shutting down"; killed, its calls fail UNAVAILABLE.
+    # Either way the bots lost nothing: three restarts must not fail a set.
+    register("slow", "random")
+    address = f"127.0.0.1:{free_port()}"
+
+    def start_game_master() -> subprocess.Popen[bytes]:
+        log = (tmp_path / "gamemaster.log").open("ab")
+        argv = [*ARENA, "gamemaster", "--listen", address]
+        return subprocess.Popen(argv, stdout=log, stderr=log, cwd=ROOT)
+
+    gm = start_game_master()
+    try:
+        with (
+            open_database(arena_env["ARENA_DATABASE_URL"]) as db,
+            GameMasterClient(address) as client,
+        ):
+            t = tournament.create_tournament(
+                db, format="round-robin", bots=None, sets=1, ruleset=QUICK, seed=1
+            )
+            with db.session() as session:
+                [set_id] = [s.id for s in repo.list_game_sets(session, t.id)]
+            ended: list[BaseException] = []
+
+            def play() -> None:
+                try:
+                    tournament.run_game_set(db, set_id, client)
+                except BaseException as exc:
+                    ended.append(exc)
+
+            thread = threading.Thread(target=play)
+            thread.start()
+            wait_for(lambda: game_is_open(client, repo.game_id(set_id, 0)), 30, "the game")
+            gm.send_signal(stop)
+            gm.wait(30)
+            thread.join(60)
+            [lost] = ended
+            assert isinstance(lost, tournament.GameMasterDown), lost
+            assert "went away mid-game" in str(lost) and "does not count" in str(lost)
+            with db.session() as session:
+                game_set = repo.get_game_set(session, set_id)
+                assert (game_set.state, game_set.attempts) == ("queued", 0)
+                assert "went away mid-game" in (game_set.error or "")
+            gm = start_game_master()
+            outcome = tournament.run_game_set(db, set_id, client)
+            assert outcome.recorded and outcome.attempts == 1
+    finally:
+        gm.kill()
+        gm.wait()

@@ -15,14 +15,13 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import grpc
 import pytest
 import redis
 
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, Progress, open_database, repo
 from arena.storage.models import Game, Tournament
-from tests.runner.conftest import ARENA, QUICK, ROOT, wait_for
+from tests.runner.conftest import ARENA, QUICK, ROOT, game_is_open, wait_for
 
 
 def _tournament(env: dict[str, str], sets: int = 1) -> tuple[str, list[str]]:
@@ -66,16 +65,6 @@ def test_running_a_set_again_records_exactly_one_result(
             assert [h.game_id for h in history] == [f"{set_id}-g0", f"{set_id}-g1"]
 
 
-def _game_is_open(client: GameMasterClient, game_id: str) -> bool:
-    from arena.gamemaster.client import GameMasterError
-
-    try:
-        client.await_game(game_id, timeout=0.05)
-    except GameMasterError as exc:  # NOT_FOUND: not open yet; DEADLINE_EXCEEDED: running
-        return exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    return True
-
-
 def test_a_set_played_twice_at_once_records_one_runs_games_never_an_aborted_one(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
@@ -99,7 +88,7 @@ def test_a_set_played_twice_at_once_records_one_runs_games_never_an_aborted_one(
     thread = threading.Thread(target=play_first)
     thread.start()
     with _as_a_worker(arena_env) as (db, client):
-        wait_for(lambda: _game_is_open(client, repo.game_id(set_id, 0)), 30, "the first game")
+        wait_for(lambda: game_is_open(client, repo.game_id(set_id, 0)), 30, "the first game")
         second = run_game_set(db, set_id, client)
         thread.join(60)
         [aborted] = first
@@ -249,6 +238,31 @@ def test_the_reconciler_leaves_the_sets_of_an_in_process_match_alone(
         assert reconcile(db, redis_conn.connect()).enqueued == []
         _tid, set_ids = _tournament(arena_env, sets=1)  # one for the workers: queued
         assert reconcile(db, redis_conn.connect()).enqueued == set_ids
+
+
+def test_the_reconciler_gives_up_on_a_set_out_of_attempts_and_says_how_to_retry(
+    arena_env: dict[str, str],
+    register: Callable[..., list[str]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from runner import redis_conn
+    from runner.reconcile import reconcile
+    from runner.tournament import MAX_ATTEMPTS
+
+    register("random", "greedy")
+    tid, [set_id] = _tournament(arena_env)
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        with db.session() as session:
+            for _ in range(MAX_ATTEMPTS):  # three workers died playing it; its job is gone
+                assert repo.mark_set_running(session, set_id)
+        with caplog.at_level("WARNING", logger="runner.reconcile"):
+            assert reconcile(db, redis_conn.connect()).failed == [set_id]
+        with db.session() as session:
+            game_set = repo.get_game_set(session, set_id)
+            assert game_set.state == "failed"
+            assert game_set.error == f"gave up after {MAX_ATTEMPTS} attempts (last job: lost)"
+            assert repo.get_tournament(session, tid).state == "failed"
+    assert f"`arena tournament retry {tid}` queues them again" in caplog.text
 
 
 def test_reconciler_enqueues_sets_missing_from_redis_once(
@@ -645,3 +659,69 @@ def test_a_worker_told_to_stop_while_it_waits_to_reconnect_stops(
             worker.wait()
         server.kill()
         restarted.kill()
+
+
+def test_a_worker_that_reconnects_leaves_no_listener_behind(
+    arena_env: dict[str, str], tmp_path: Path
+) -> None:
+    # Each reconnect left the old worker's command listener running: a thread and a Redis
+    # connection more, subscribed again once Redis was back, per restart.
+    from tests.runner.conftest import RedisServer
+
+    server = RedisServer()
+    server.start()
+    env = {**os.environ, **arena_env, "ARENA_REDIS_URL": server.url}
+    log = tmp_path / "worker.log"
+    worker = _started_worker(env, arena_env["ARENA_QUEUE"], log)
+    try:
+        for restart in (1, 2):
+            server.kill()
+            wait_for(lambda n=restart: _count(log, "lost Redis") >= n, 60, "the worker to notice")
+            server.start()
+            wait_for(
+                lambda n=restart: _count(log, "reconnected to") == n, 60, f"reconnect {restart}"
+            )
+        time.sleep(5)  # a leaked listener retries every 2 s
+        listeners = [c for c in redis.Redis.from_url(server.url).client_list() if int(c["sub"]) > 0]
+        assert len(listeners) == 1, listeners
+    finally:
+        worker.kill()
+        worker.wait()
+        server.kill()
+
+
+def _count(log: Path, text: str) -> int:
+    return log.read_text().count(text)
+
+
+def test_a_set_failing_with_the_arenas_own_error_logs_its_message_not_a_traceback(
+    arena_env: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    from rq.job import Job
+    from rq.serializers import JSONSerializer
+
+    from runner import redis_conn
+    from runner.gameset import GameAborted
+    from runner.worker import make_worker
+
+    connection = redis_conn.connect()
+    worker = make_worker(connection, arena_env["ARENA_QUEUE"])
+    job = Job.create(
+        "runner.jobs.run_game_set", args=("t-x-set-00000",), connection=connection,
+        serializer=JSONSerializer,
+    )  # fmt: skip
+    for error in (GameAborted("game g0 was aborted: no reason"), KeyError("a bug")):
+        caplog.clear()
+        try:
+            raise error
+        except Exception:
+            with caplog.at_level("ERROR", logger="rq.worker"):
+                worker.handle_exception(job, *sys.exc_info())
+        [logged] = caplog.records
+        if isinstance(error, GameAborted):
+            assert logged.getMessage().endswith(
+                f"job {job.id} failed: game g0 was aborted: no reason"
+            )
+            assert "Traceback" not in caplog.text
+        else:
+            assert "Traceback" in caplog.text and "KeyError: 'a bug'" in caplog.text
