@@ -18,6 +18,8 @@ from arena.config import env
 # far longer than that is stuck, and RQ kills it.
 GAME_SET_TIMEOUT = 30 * 60
 # Retries after a failure or after the worker died; each attempt is counted in the database.
+# A retry goes to the front of the queue: behind a big tournament's other sets it waited for
+# minutes, a killed worker's set last of all.
 GAME_SET_RETRIES = 2
 # Finished jobs only matter to RQ's dashboards; the result lives in the database.
 RESULT_TTL = 600
@@ -60,7 +62,7 @@ def _job_options(set_id: str) -> dict[str, Any]:
         "job_id": set_id,
         "result_ttl": RESULT_TTL,
         "failure_ttl": FAILURE_TTL,
-        "retry": Retry(max=GAME_SET_RETRIES),
+        "retry": Retry(max=GAME_SET_RETRIES, enqueue_at_front=True),
         "description": f"game set {set_id}",
     }
 

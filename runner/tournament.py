@@ -8,15 +8,24 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from arena.config import Limits
 from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient
-from arena.storage import Database, NotFound, PlannedSet, SetState, TournamentState, repo
+from arena.storage import (
+    Database,
+    GameResult,
+    NotFound,
+    PlannedSet,
+    SetState,
+    TournamentState,
+    repo,
+)
 from arena.storage.models import BotVersion, Tournament
 from runner.gameset import (
     CONNECT_MS,
@@ -41,6 +50,11 @@ MAX_ATTEMPTS = 3
 # How long a set's job waits for an unreachable game master before it gives the set back to
 # the queue (not counted as an attempt: a set waits out a game master's outage, however long).
 GAME_MASTER_WAIT_S = 60.0
+# How long a set's played games wait for a database that does not answer before they are given
+# up (and the set played again).
+DATABASE_WAIT_S = 120.0
+
+T = TypeVar("T")
 
 
 class TournamentError(ArenaError, ValueError):
@@ -264,11 +278,38 @@ def _run_game_set(
                 "set %s failed on attempt %d, giving up (%s): %s", set_id, attempts, hint, exc
             )
             return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
+        # The games are played: a database that is down for a moment must not cost them.
+        recorded = _while_database_down(set_id, lambda: _record(db, set_id, games))
         with db.session() as session:
-            recorded = repo.record_game_set_result(session, set_id, games)
             _after_recording(session, ruleset, tid, ratings_lock)
             done = repo.get_game_set(session, set_id)
             return SetOutcome(set_id, recorded, done.state, done.score_a, attempts, tuple(timings))
+
+
+def _record(db: Database, set_id: str, games: Sequence[GameResult]) -> bool:
+    with db.session() as session:
+        return repo.record_game_set_result(session, set_id, games)
+
+
+def _while_database_down(set_id: str, store: Callable[[], T]) -> T:
+    """`store()`, tried again while the database does not answer, for up to DATABASE_WAIT_S
+    (storing is one transaction: a failed try left nothing, a repeated one changes nothing)."""
+    deadline = time.monotonic() + DATABASE_WAIT_S
+    pause = 1.0
+    while True:
+        try:
+            return store()
+        except OperationalError as exc:
+            if time.monotonic() + pause > deadline:
+                raise
+            log.warning(
+                "set %s: the database did not answer (%s); storing again in %.0f s",
+                set_id,
+                str(exc.orig or exc).strip().splitlines()[0],
+                pause,
+            )
+        time.sleep(pause)
+        pause = min(2 * pause, 10.0)
 
 
 def _after_recording(

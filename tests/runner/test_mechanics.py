@@ -590,6 +590,27 @@ def test_a_worker_reconnects_after_the_embedded_redis_is_killed(
     assert "reconnected to Redis" in log.read_text()
 
 
+def test_a_set_retried_goes_before_the_sets_still_queued(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    from runner import redis_conn
+    from runner.queue import arena_queue, enqueue_game_set, enqueue_game_sets, fetch_job
+
+    register("random", "greedy")
+    _tid, set_ids = _tournament(arena_env, sets=3)
+    queue = arena_queue(redis_conn.connect())
+    assert enqueue_game_sets(queue, set_ids[:2]) == 2
+    enqueue_game_set(queue, set_ids[2])  # the reconciler's way
+    for set_id in (set_ids[2], set_ids[1]):
+        job = fetch_job(queue.connection, set_id)
+        assert job is not None
+        queue.remove(set_id)  # taken by a worker, which failed (or died)
+        with queue.connection.pipeline() as pipe:
+            job.retry(queue, pipe)  # what RQ does then, with the set's retry options
+            pipe.execute()
+        assert queue.job_ids[0] == set_id
+
+
 def _left_by_a_killed_worker(connection: redis.Redis, set_id: str) -> None:
     """The set's job as a worker SIGKILLed mid-game leaves it, once RQ has failed it: its
     execution's data expired, while RQ 3 lists the execution for 60 s more."""
