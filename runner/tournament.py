@@ -215,10 +215,13 @@ def _run_game_set(
     try:
         client.wait_ready(timeout=GAME_MASTER_WAIT_S)
     except grpc.FutureTimeoutError:
-        raise GameMasterDown(
-            f"no game master at {client.address} for {GAME_MASTER_WAIT_S:.0f} s; set {set_id} "
-            "waits for one (start `arena gamemaster`, or check ARENA_GAME_MASTER)"
-        ) from None
+        why = (
+            f"no game master at {client.address} for {GAME_MASTER_WAIT_S:.0f} s; the set waits "
+            "for one (start `arena gamemaster`, or check ARENA_GAME_MASTER)"
+        )
+        with db.session() as session:
+            repo.note_waiting(session, set_id, why)  # for `tournament status` to say
+        raise GameMasterDown(f"set {set_id}: {why}") from None
     with db.session() as session:
         if not repo.mark_set_running(session, set_id):
             done = repo.get_game_set(session, set_id)

@@ -354,6 +354,7 @@ def test_an_attempt_given_back_leaves_the_set_queued_as_before(database: Databas
             1,
             "the game master went away",
         )
+        assert repo.waiting_reason(s, tid) == "the game master went away"
         assert not repo.give_back_attempt(s, set_id, 1, "twice")  # queued now, not running
         assert repo.mark_set_running(s, set_id)
         assert repo.record_game_set_result(s, set_id, _games())

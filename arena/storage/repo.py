@@ -48,9 +48,11 @@ from arena.storage.tournaments import (
     list_tournaments,
     mark_set_failed,
     mark_set_running,
+    note_waiting,
     requeue_failed_sets,
     set_tournament_state,
     tournament_progress,
+    waiting_reason,
 )
 from arena.storage.values import (
     MAX_SEED,
@@ -104,6 +106,8 @@ __all__ = [
     "requeue_failed_sets",
     "mark_set_failed",
     "mark_set_running",
+    "note_waiting",
+    "waiting_reason",
     "new_tournament_id",
     "next_rated_seq",
     "parse_ref",

@@ -170,6 +170,33 @@ def give_back_attempt(session: Session, set_id: str, attempts: int, why: str) ->
     return rowcount(result) == 1
 
 
+def note_waiting(session: Session, set_id: str, why: str) -> bool:
+    """Say why a queued set is not being played (no game master, say); the next start clears
+    it. False (no change) if the set is not queued."""
+    result = session.execute(
+        update(GameSet)
+        .where(GameSet.id == set_id, GameSet.state == SetState.QUEUED.value)
+        .values(error=why)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return rowcount(result) == 1
+
+
+def waiting_reason(session: Session, tournament_id: str) -> str | None:
+    """Why the tournament's queued sets wait, as the last one to try said, if one did."""
+    return session.scalars(
+        select(GameSet.error)
+        .where(
+            GameSet.tournament_id == tournament_id,
+            GameSet.state == SetState.QUEUED.value,
+            GameSet.error.is_not(None),
+        )
+        .order_by(GameSet.index)
+        .limit(1)
+    ).first()
+
+
 def mark_set_failed(session: Session, set_id: str, error: str = "") -> bool:
     """Mark a set failed; False (and no change) if it already has its result."""
     result = session.execute(

@@ -39,12 +39,18 @@ def test_a_set_waits_out_a_game_master_outage_without_spending_attempts(
         with db.session() as session:
             game_set = repo.get_game_set(session, set_id)
             assert (game_set.state, game_set.attempts) == ("queued", 0)
+        status = subprocess.run(
+            [*ARENA, "tournament", "status", t.id], capture_output=True, text=True, cwd=ROOT
+        )
+        assert f"waiting: no game master at {address} for 1 s" in status.stdout, status
         gm = start_in_thread(address)
         monkeypatch.setattr(tournament, "GAME_MASTER_WAIT_S", 60.0)
         try:
             outcome = tournament.run_game_set(db, set_id, client)
         finally:
             gm.stop()
+        with db.session() as session:
+            assert repo.get_game_set(session, set_id).error is None
     assert outcome.recorded and outcome.attempts == 1
 
 

@@ -410,6 +410,11 @@ def test_status_line_shows_a_bar_counts_and_eta() -> None:
     assert line.startswith("[" + "#" * 8 + "." * 22 + "]")
     assert "1/4 sets" in line and "25%" in line and "1 running" in line
     assert "elapsed 1m00s" in line and "ETA 3m00s" in line
+    queued = Tournament(id="t-y", state="queued", started=None, finished=None)
+    idle = Progress(total=4, queued=4)
+    assert status_line(queued, idle, now=now).endswith("waiting for a worker")
+    why = "no game master at 127.0.0.1:50051 for 60 s"
+    assert status_line(queued, idle, now=now, waiting=why).endswith(f"waiting: {why}")
 
 
 def test_unreachable_redis_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatch) -> None:
