@@ -8,7 +8,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from sqlalchemy.exc import OperationalError
@@ -53,8 +53,6 @@ GAME_MASTER_WAIT_S = 60.0
 # How long a set's played games wait for a database that does not answer before they are given
 # up (and the set played again).
 DATABASE_WAIT_S = 120.0
-
-T = TypeVar("T")
 
 
 class TournamentError(ArenaError, ValueError):
@@ -282,7 +280,7 @@ def _run_game_set(
             )
             return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
         # The games are played: a database that is down for a moment must not cost them.
-        recorded = _while_database_down(set_id, lambda: _record(db, set_id, games))
+        recorded = _record(db, set_id, games)
         with db.session() as session:
             _after_recording(session, ruleset, tid, ratings_lock)
             done = repo.get_game_set(session, set_id)
@@ -290,18 +288,15 @@ def _run_game_set(
 
 
 def _record(db: Database, set_id: str, games: Sequence[GameResult]) -> bool:
-    with db.session() as session:
-        return repo.record_game_set_result(session, set_id, games)
-
-
-def _while_database_down(set_id: str, store: Callable[[], T]) -> T:
-    """`store()`, tried again while the database does not answer, for up to DATABASE_WAIT_S
-    (storing is one transaction: a failed try left nothing, a repeated one changes nothing)."""
+    """Store the set's games, trying again while the database does not answer, for up to
+    DATABASE_WAIT_S (storing is one transaction: a failed try left nothing, a repeated one
+    changes nothing)."""
     deadline = time.monotonic() + DATABASE_WAIT_S
     pause = 1.0
     while True:
         try:
-            return store()
+            with db.session() as session:
+                return repo.record_game_set_result(session, set_id, games)
         except OperationalError as exc:
             if time.monotonic() + pause > deadline:
                 raise

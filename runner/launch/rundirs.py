@@ -65,7 +65,7 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # another user's
-        return True
+        pass
     return True
 
 
