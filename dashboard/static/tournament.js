@@ -39,6 +39,7 @@
         var state = document.getElementById("state");
         if (state) { state.textContent = t.state; state.className = "state " + t.state; }
         set("live", "· updated " + new Date().toLocaleTimeString());
+        set("waiting", t.waiting ? "waiting: " + t.waiting : "");
         var changed = String(p.done) !== done || String(p.failed) !== failed;
         done = String(p.done);
         failed = String(p.failed);

@@ -180,7 +180,9 @@ def test_tournament_page_has_progress_crosstable_standings_and_games(client: Fla
     assert "tournament.js" in html
 
 
-def test_a_tournament_page_lists_failed_sets_and_how_to_retry_them(tmp_path: Path) -> None:
+def test_a_tournament_page_says_why_sets_wait_and_how_to_retry_failed_ones(
+    tmp_path: Path,
+) -> None:
     from arena.storage import open_database, repo
     from arena.storage.repo import PlannedSet
     from dashboard import create_app
@@ -188,6 +190,8 @@ def test_a_tournament_page_lists_failed_sets_and_how_to_retry_them(tmp_path: Pat
 
     url = f"sqlite:///{tmp_path / 'arena.db'}"
     tid = "t-20261130-fail"
+    first, second = f"{tid}-set-00000", f"{tid}-set-00001"
+    why = "no game master at 127.0.0.1:50051 for 60 s; the set waits for one"
     with open_database(url) as db:
         a, b = add_bot(db, "greedy"), add_bot(db, "random")
         with db.session() as s:
@@ -196,19 +200,24 @@ def test_a_tournament_page_lists_failed_sets_and_how_to_retry_them(tmp_path: Pat
                 format="round-robin",
                 ruleset=RULESET,
                 seed=7,
-                sets_per_pair=1,
-                sets=[PlannedSet(a, b, seed=1)],
+                sets_per_pair=2,
+                sets=[PlannedSet(a, b, seed=1), PlannedSet(a, b, seed=2)],
                 tournament_id=tid,
             )
-            assert repo.mark_set_running(s, f"{tid}-set-00000")
-            assert repo.mark_set_failed(s, f"{tid}-set-00000", "gave up after 3 attempts")
+            assert repo.mark_set_running(s, first)
+            assert repo.mark_set_failed(s, first, "gave up after 3 attempts")
+            assert repo.note_waiting(s, second, why)
     app = create_app({"DATABASE_URL": url, "TESTING": True})
     try:
-        html = _html(app.test_client(), f"/tournaments/{tid}")
+        client = app.test_client()
+        html = _html(client, f"/tournaments/{tid}")
+        status = _json(client, f"/api/tournaments/{tid}/status")
     finally:
         app.extensions["arena_database"].dispose()
-    assert f"{tid}-set-00000: gave up after 3 attempts" in html
+    assert f"{first}: gave up after 3 attempts" in html
     assert f"<code>arena tournament retry {tid}</code> queues them again" in html
+    assert f'<p id="waiting" class="muted small">waiting: {why}</p>' in html
+    assert status["waiting"] == why
 
 
 def test_running_tournament_reports_partial_progress(client: FlaskClient) -> None:
