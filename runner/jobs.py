@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import redis
-from redis.lock import Lock
+from redis.exceptions import LockNotOwnedError
 
 from arena.config import database_url, env
 from arena.gamemaster.client import GameMasterClient
@@ -17,8 +17,11 @@ from arena.storage import Database, open_database
 
 log = logging.getLogger(__name__)
 
-# Held while a rating table is rewritten, so two workers finishing sets at once apply both.
-RATINGS_LOCK_TTL = 120
+# Held while a rating table is rewritten, so that two workers finishing sets at once take
+# turns rather than both compute a pass and one of them start again (RatedMeanwhile, which
+# keeps the tables right without the lock). A pass takes milliseconds; the lock of a worker
+# killed in one holds up every worker's next set until it expires: 120 s did, visibly.
+RATINGS_LOCK_TTL = 10
 RATINGS_LOCK_POLL = 0.005
 
 
@@ -45,16 +48,24 @@ def _connection() -> redis.Redis:
     return connect()
 
 
-def ratings_lock(connection: redis.Redis, ruleset: str) -> Lock:
-    """The lock a rating pass of `ruleset` holds (workers, and the reconciler)."""
+@contextlib.contextmanager
+def ratings_lock(connection: redis.Redis, ruleset: str) -> Iterator[None]:
+    """Hold the lock of a rating pass of `ruleset` (workers, and the reconciler). A pass that
+    outlasted the lock's RATINGS_LOCK_TTL has done no harm (see there), and ends quietly."""
     # A rating update takes milliseconds: poll for the lock as often (redis-py's default
     # 100 ms pause would stall the other workers' sets longer than the update itself).
-    return connection.lock(
+    lock = connection.lock(
         f"arena:lock:ratings:{ruleset}", timeout=RATINGS_LOCK_TTL, sleep=RATINGS_LOCK_POLL
     )
+    lock.acquire()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(LockNotOwnedError):
+            lock.release()
 
 
-def _ratings_lock(ruleset: str) -> Lock:
+def _ratings_lock(ruleset: str) -> contextlib.AbstractContextManager[None]:
     return ratings_lock(_connection(), ruleset)
 
 

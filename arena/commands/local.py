@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arena.commands.types import non_negative_int, positive_int
 from arena.errors import ArenaError
 
 if TYPE_CHECKING:
@@ -71,7 +72,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="run every seat as a process through a local game master, built-in names too",
     )
     p.add_argument(
-        "--decision-ms", type=int, help="process seats: time per decision (ARENA_DECISION_MS)"
+        "--decision-ms",
+        type=positive_int,
+        help="process seats: time per decision (ARENA_DECISION_MS)",
+    )
+    p.add_argument(
+        "--bank-ms",
+        type=non_negative_int,
+        help="process seats: time bank per seat per game (ARENA_BANK_MS)",
     )
     p.add_argument(
         "--agent-logs",
@@ -193,8 +201,7 @@ def _play_processes(
         for g, seats in enumerate(layouts)
     ]
     limits = GameLimits.from_env(connect_ms=30_000)
-    if args.decision_ms is not None:
-        limits = limits.with_overrides(decision_ms=args.decision_ms)
+    limits = limits.with_overrides(decision_ms=args.decision_ms, bank_ms=args.bank_ms)
     on_event = _print_event(several=len(games) > 1) if args.watch else None
     with tempfile.TemporaryDirectory(prefix="arena-play-") as scratch:
         with LocalGameMaster(limits) as gm:

@@ -139,6 +139,25 @@ def test_a_seat_that_faults_is_reported_with_its_output(tmp_path: Path) -> None:
     assert "fault 1/5 (malformed)" in result.stdout
 
 
+@pytest.mark.parametrize(("bank_ms", "faults"), [(0, 5), (60_000, 0)])
+def test_the_time_limits_of_arena_play_apply_to_its_process_seats(
+    tmp_path: Path, bank_ms: int, faults: int
+) -> None:
+    # 30 ms per decision against 10 ms: with no bank, every decision is late (five of them
+    # forfeit the game); a bank pays for them all.
+    out = tmp_path / "game.jsonl"
+    thinker = f"env THINK_S=0.03 {sys.executable} {REPO / 'tests' / 'agents' / 'thinker.py'}"
+    seats = [thinker, "greedy", "greedy", "greedy"]
+    limits = ["--decision-ms", "10", "--bank-ms", str(bank_ms)]
+    ruleset = ["--ruleset", '{"name": "standard", "max_hands": 1}']
+    result = arena("play", *[a for s in seats for a in ("--seat", s)], *limits, *ruleset,
+                   "--output", str(out))  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sum(1 for line in lines if line.get("fault") == "timeout") == faults
+    assert (lines[-1]["reason"] == "forfeit") == (faults == 5)
+
+
 def test_a_seat_that_exits_before_connecting_forfeits_at_once(tmp_path: Path) -> None:
     # As in a tournament (writing-a-bot.md §7): not an aborted game, not a wait for the connect
     # time (30 s here) either.
@@ -181,6 +200,8 @@ def test_an_aborted_game_writes_no_record(
         (["--players", "greedy,node x.js,greedy,greedy"], "--players needs four of"),
         (["--ruleset", "{bad"], "--ruleset: not a JSON object"),
         (["--ruleset", '{"name": "standard", "colour": 1}'], "unknown ruleset parameters"),
+        (["--processes", "--decision-ms", "0"], "--decision-ms: must be at least 1, not 0"),
+        (["--processes", "--bank-ms", "-1"], "--bank-ms: must be at least 0, not -1"),
     ],
 )
 def test_bad_seat_arguments_are_refused_with_a_clear_message(args: list[str], message: str) -> None:

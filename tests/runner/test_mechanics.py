@@ -751,3 +751,30 @@ def test_a_set_failing_with_the_arenas_own_error_logs_its_message_not_a_tracebac
             assert "Traceback" not in caplog.text
         else:
             assert "Traceback" in caplog.text and "KeyError: 'a bug'" in caplog.text
+
+
+def test_the_ratings_lock_of_a_killed_worker_holds_the_others_up_seconds_not_minutes(
+    arena_env: dict[str, str],
+) -> None:
+    # A worker SIGKILLed in its rating pass left the lock for 120 s, and every worker's next
+    # set waited for it: tournaments stood still for two minutes with nothing in any log.
+    from runner import redis_conn
+    from runner.jobs import RATINGS_LOCK_TTL, ratings_lock
+
+    ruleset = f"test-{arena_env['ARENA_QUEUE']}"  # a lock of this test's own
+    key = f"arena:lock:ratings:{ruleset}"
+    holder = (
+        "import os, sys\n"
+        "from runner import redis_conn\n"
+        "from runner.jobs import ratings_lock\n"
+        "held = ratings_lock(redis_conn.connect(), sys.argv[1])\n"
+        "held.__enter__()\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", holder, ruleset], cwd=ROOT)
+    assert killed.returncode == -signal.SIGKILL
+    connection = redis_conn.connect()
+    assert 0 < connection.pttl(key) <= RATINGS_LOCK_TTL * 1000 <= 15_000
+    with ratings_lock(connection, ruleset):  # waits out the dead holder's lock
+        connection.delete(key)  # as if this pass outlasted the lock: it ends quietly still
+    assert not connection.exists(key)
