@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from flask import Blueprint, Response, jsonify, render_template
 from flask.typing import ResponseReturnValue
 
@@ -11,6 +14,17 @@ from dashboard.queries.games import game_list, game_page
 from dashboard.views.common import page, page_size
 
 bp = Blueprint("games", __name__)
+
+# A set played again opens its games on the game master as GAME_ID.2, .3, ... (an earlier
+# attempt's game may still hold GAME_ID there) and stores them as GAME_ID: the game master's
+# log names the first, the pages and records here answer to both.
+_PLAYED_AGAIN = re.compile(r"^(?P<stored>.+-g\d+)\.\d+$")
+
+
+@bp.app_url_value_preprocessor
+def _stored_game_id(_endpoint: str | None, values: dict[str, Any] | None) -> None:
+    if values and (played := _PLAYED_AGAIN.match(str(values.get("game_id", "")))):
+        values["game_id"] = played["stored"]
 
 
 @bp.get("/games")

@@ -308,6 +308,18 @@ def test_user_text_is_escaped_everywhere(client: FlaskClient, site: Site) -> Non
     assert any(f["decision"] and f["decision"].get("note") == XSS_NOTE for f in frames)
 
 
+@pytest.mark.parametrize("suffix", ["", "/replay", "/record.jsonl"])
+def test_a_game_played_again_answers_to_the_id_its_game_master_gave_it(
+    client: FlaskClient, suffix: str
+) -> None:
+    # The game master's log names a set played again as GAME_ID.2; it is stored as GAME_ID.
+    stored = client.get(f"/api/games/{FIRST_GAME}{suffix}")
+    again = client.get(f"/api/games/{FIRST_GAME}.2{suffix}")
+    assert stored.status_code == again.status_code == 200
+    assert again.get_data() == stored.get_data()
+    assert client.get(f"/games/{FIRST_GAME}.2{suffix}").status_code == 200
+
+
 @pytest.mark.parametrize(
     ("path", "message"),
     [
