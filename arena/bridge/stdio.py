@@ -42,6 +42,12 @@ EXIT_BOT = 6
 EXIT_GRACE_S = 3.0
 # Longest line read from the bot; the rest of a longer line is dropped.
 MAX_LINE_BYTES = 64 * 1024
+# Said at a timeout while the bot has written nothing: the usual cause, outside Python (whose
+# bots get PYTHONUNBUFFERED), is output waiting in the bot's own buffer.
+NOT_FLUSHED = (
+    "the bot has not written a line yet: does it flush stdout after each one? (Perl: $| = 1; "
+    "C: fflush(stdout); Node and most others: a newline-ended write suffices)"
+)
 # Errors of a write to a stream or pipe whose other end is gone.
 _STREAM_OVER = (grpc.RpcError, asyncio.InvalidStateError)
 
@@ -73,6 +79,7 @@ class StdioBridge:
         self._unanswered: deque[int] = deque()
         self._ended = False  # game_end received
         self._died_early = False  # the bot left before the game ended (not after game_end)
+        self._silent = True  # no line from the bot yet
         self._proc: asyncio.subprocess.Process | None = None
 
     def _say(self, text: str) -> None:
@@ -107,6 +114,7 @@ class StdioBridge:
             text = raw.decode("utf-8", "replace").strip()
             if not text:
                 continue
+            self._silent = False
             reply = messages.reply_from_line(text, self._unanswered[0] if self._unanswered else 0)
             if reply.request_id in self._unanswered:
                 while self._unanswered.popleft() != reply.request_id:
@@ -196,6 +204,8 @@ class StdioBridge:
                         continue  # (the game master sends these only if asked; it was not)
                     elif kind == "fault":
                         self._say(fault_text(msg.fault))
+                        if msg.fault.kind == "timeout" and self._silent:
+                            self._say(NOT_FLUSHED)
                     elif kind == "game_end":
                         self._ended = True
                     lines = messages.to_lines(msg, events=self.events)
