@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import redis
-from redis.exceptions import LockNotOwnedError
+from redis.exceptions import LockError, LockNotOwnedError
+from redis.lock import Lock
 
 from arena.config import database_url, env
 from arena.gamemaster.client import GameMasterClient
@@ -69,17 +71,38 @@ def _ratings_lock(ruleset: str) -> contextlib.AbstractContextManager[None]:
     return ratings_lock(_connection(), ruleset)
 
 
-# A bot version's lock in an exclusive tournament outlives no crashed worker by more than this.
-BOT_LOCK_TTL = 1800
+# A bot version's lock in an exclusive tournament: kept alive while its set plays (renewed every
+# third of this), so that one left by a worker killed mid-set holds up that bot's other sets
+# for at most this long, not for as long as a set may last.
+BOT_LOCK_TTL = 60
 
 
 @contextlib.contextmanager
 def _bot_lock(refs: Sequence[str]) -> Iterator[object]:
     """Hold every named bot version's lock, taken in sorted order so two sets cannot deadlock."""
+    locks = [
+        # Not thread-local: the keeper thread renews them with the token this one took.
+        _connection().lock(f"arena:lock:bot:{ref}", timeout=BOT_LOCK_TTL, thread_local=False)
+        for ref in sorted(refs)
+    ]
     with contextlib.ExitStack() as stack:
-        for ref in sorted(refs):
-            stack.enter_context(_connection().lock(f"arena:lock:bot:{ref}", timeout=BOT_LOCK_TTL))
+        for lock in locks:
+            stack.enter_context(lock)
+        done = threading.Event()
+        keeper = threading.Thread(target=_keep_alive, args=(locks, done), daemon=True)
+        keeper.start()
+        stack.callback(keeper.join)  # callbacks run last first: stop it, then release
+        stack.callback(done.set)
         yield stack
+
+
+def _keep_alive(locks: Sequence[Lock], done: threading.Event) -> None:
+    while not done.wait(BOT_LOCK_TTL / 3):
+        for lock in locks:
+            try:
+                lock.reacquire()  # its time to live starts again
+            except (redis.RedisError, LockError) as exc:  # Redis away a moment: the next beat
+                log.warning("could not renew the lock %s: %s", lock.name, exc)
 
 
 def run_game_set(set_id: str) -> dict[str, Any]:

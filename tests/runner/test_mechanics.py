@@ -492,24 +492,37 @@ def test_releasing_the_embedded_redis_leaves_it_to_another_process_still_using_i
 
 @pytest.mark.parametrize("exclusive", [True, False])
 def test_an_exclusive_tournament_waits_for_a_bot_busy_elsewhere(
-    arena_env: dict[str, str], register: Callable[..., list[str]], exclusive: bool
+    arena_env: dict[str, str],
+    register: Callable[..., list[str]],
+    exclusive: bool,
+    tmp_path: Path,
 ) -> None:
     import threading
 
     import redis
 
+    from arena.registry import register_bot
     from runner import jobs
     from runner.tournament import create_tournament, run_game_set
 
-    register("random", "greedy")
+    # The random bot under a name of this test's own: bot locks are shared by all queues, and
+    # other tests run tournaments of the sample bots at the same time.
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    name = f"lone-{arena_env['ARENA_QUEUE']}"
+    manifest = (ROOT / "sample_agents" / "bots" / "random" / "bot.toml").read_text()
+    (lone / "bot.toml").write_text(manifest.replace('name = "random"', f'name = "{name}"'))
+    register("greedy")
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        with db.session() as session:
+            register_bot(session, lone)
         t = create_tournament(
             db, format="round-robin", bots=None, sets=1, ruleset=QUICK, seed=5, exclusive=exclusive
         )
         with db.session() as session:
             [set_id] = [s.id for s in repo.list_game_sets(session, t.id)]
         busy = redis.Redis.from_url(arena_env["ARENA_REDIS_URL"]).lock(
-            "arena:lock:bot:random@1", timeout=60
+            f"arena:lock:bot:{name}@1", timeout=60
         )
         assert busy.acquire(blocking=False)
         outcomes = []
@@ -778,3 +791,22 @@ def test_the_ratings_lock_of_a_killed_worker_holds_the_others_up_seconds_not_min
     with ratings_lock(connection, ruleset):  # waits out the dead holder's lock
         connection.delete(key)  # as if this pass outlasted the lock: it ends quietly still
     assert not connection.exists(key)
+
+
+def test_a_bot_lock_lives_while_its_set_plays_and_briefly_after_its_holder_dies(
+    arena_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its time to live was 30 minutes, so that it would outlast any set: a worker killed mid-set
+    # kept the bot's other sets of an exclusive tournament waiting that long.
+    from runner import jobs, redis_conn
+
+    connection = redis_conn.connect()
+    ref = f"test-{arena_env['ARENA_QUEUE']}@1"  # a lock of this test's own
+    key = f"arena:lock:bot:{ref}"
+    monkeypatch.setattr(jobs, "BOT_LOCK_TTL", 1.5)
+    with jobs._bot_lock([ref]):
+        time.sleep(3)  # twice its time to live: renewed meanwhile
+        assert 0 < connection.pttl(key) <= 1500
+    assert not connection.exists(key)
+    monkeypatch.undo()
+    assert jobs.BOT_LOCK_TTL <= 60  # what a killed holder leaves behind expires that soon
