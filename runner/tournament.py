@@ -29,7 +29,9 @@ from arena.storage import (
 from arena.storage.models import BotVersion, Tournament
 from runner.gameset import (
     CONNECT_MS,
+    GAME_TIMEOUT,
     AgentStopper,
+    GameAborted,
     GameTiming,
     Launchers,
     SeatBot,
@@ -53,6 +55,8 @@ GAME_MASTER_WAIT_S = 60.0
 # How long a set's played games wait for a database that does not answer before they are given
 # up (and the set played again).
 DATABASE_WAIT_S = 120.0
+# How often a run whose game another run took over looks whether that run has settled the set.
+SETTLED_POLL_S = 0.5
 
 
 class TournamentError(ArenaError, ValueError):
@@ -269,6 +273,13 @@ def _run_game_set(
                 with db.session() as session:
                     repo.give_back_attempt(session, set_id, attempts, why)
                 raise GameMasterDown(f"set {set_id}: {why}") from None
+            if isinstance(exc, GameAborted) and _started_again(db, set_id, attempts):
+                # Another run of this set (its job queued again after Redis lost it) took the
+                # game over and plays the set now. Raising, this job's retry would take the
+                # game back at once, and the two runs go on so until the set fails: wait for
+                # the other run to settle the set instead.
+                log.info("set %s: another run took it over (%s); waiting for it", set_id, exc)
+                return _when_settled(db, set_id)
             if attempts < MAX_ATTEMPTS:
                 raise
             with db.session() as session:
@@ -285,6 +296,25 @@ def _run_game_set(
             _after_recording(session, ruleset, tid, ratings_lock)
             done = repo.get_game_set(session, set_id)
             return SetOutcome(set_id, recorded, done.state, done.score_a, attempts, tuple(timings))
+
+
+def _started_again(db: Database, set_id: str, attempts: int) -> bool:
+    """Whether a later run of the set has started since attempt number `attempts`."""
+    with db.session() as session:
+        return repo.get_game_set(session, set_id).attempts > attempts
+
+
+def _when_settled(db: Database, set_id: str) -> SetOutcome:
+    """The set as it is once done or failed, or as it is after GAME_TIMEOUT."""
+    deadline = time.monotonic() + GAME_TIMEOUT
+    while True:
+        with db.session() as session:
+            game_set = repo.get_game_set(session, set_id)
+            state, score_a, attempts = game_set.state, game_set.score_a, game_set.attempts
+        settled = state in (SetState.DONE.value, SetState.FAILED.value)
+        if settled or time.monotonic() > deadline:
+            return SetOutcome(set_id, False, state, score_a, attempts)
+        time.sleep(SETTLED_POLL_S)
 
 
 def _record(db: Database, set_id: str, games: Sequence[GameResult]) -> bool:
