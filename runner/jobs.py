@@ -14,6 +14,7 @@ from redis.exceptions import LockError, LockNotOwnedError
 from redis.lock import Lock
 
 from arena.config import database_url, env
+from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, open_database
 
@@ -50,6 +51,10 @@ def _connection() -> redis.Redis:
     return connect()
 
 
+class RatingsDeferred(ArenaError):
+    """A rating pass could not take its lock; a later pass rates what this one would have."""
+
+
 @contextlib.contextmanager
 def ratings_lock(connection: redis.Redis, ruleset: str) -> Iterator[None]:
     """Hold the lock of a rating pass of `ruleset` (workers, and the reconciler). A pass that
@@ -59,7 +64,14 @@ def ratings_lock(connection: redis.Redis, ruleset: str) -> Iterator[None]:
     lock = connection.lock(
         f"arena:lock:ratings:{ruleset}", timeout=RATINGS_LOCK_TTL, sleep=RATINGS_LOCK_POLL
     )
-    lock.acquire()
+    try:
+        lock.acquire()
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        # After a set is recorded: its job fails and its retry, finding the set done, rates.
+        raise RatingsDeferred(
+            f"no rating pass of {ruleset}: Redis did not answer ({exc}); the next one rates "
+            "the games left unrated"
+        ) from None
     try:
         yield
     finally:

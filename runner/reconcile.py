@@ -85,7 +85,8 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
                 continue
             if attempts >= MAX_ATTEMPTS:
                 with db.session() as session:
-                    why = f"gave up after {attempts} attempts (last job: {status or 'lost'})"
+                    last = status.value if status is not None else "lost"
+                    why = f"gave up after {attempts} attempts (last job: {last})"
                     repo.mark_set_failed(session, set_id, why)
                     tournament = repo.get_game_set(session, set_id).tournament
                     finish_if_done(session, tournament.id)
@@ -94,7 +95,8 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
                 continue
             if job is not None:
                 delete_job(job)  # a failed or stale job: its id is needed for the new one
-            enqueue_game_set(queue, set_id)
+            # A set whose job ended (failed) is played again next, as RQ's own retries are.
+            enqueue_game_set(queue, set_id, at_front=job is not None)
             report.enqueued.append(set_id)
     finally:
         # It may have expired during a long pass; harmless.
@@ -102,7 +104,7 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
             lock.release()
     if report.enqueued:
         log.warning(
-            "reconciler: %d game set(s) had no job in Redis and were enqueued again: %s",
+            "reconciler: %d game set(s) had no live job in Redis and were enqueued again: %s",
             len(report.enqueued),
             ", ".join(report.enqueued[:5]) + (" ..." if len(report.enqueued) > 5 else ""),
         )

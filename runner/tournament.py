@@ -26,6 +26,7 @@ from arena.storage import (
     TournamentState,
     repo,
 )
+from arena.storage.database import driver_reason
 from arena.storage.models import BotVersion, Tournament
 from runner.gameset import (
     CONNECT_MS,
@@ -333,7 +334,7 @@ def _record(db: Database, set_id: str, games: Sequence[GameResult]) -> bool:
             log.warning(
                 "set %s: the database did not answer (%s); storing again in %.0f s",
                 set_id,
-                str(exc.orig or exc).strip().splitlines()[0],
+                driver_reason(exc),
                 pause,
             )
         time.sleep(pause)

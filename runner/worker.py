@@ -25,8 +25,10 @@ from rq.exceptions import StopRequested
 from rq.job import Job
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
+from sqlalchemy.exc import OperationalError
 
 from arena.errors import ArenaError
+from arena.storage.database import driver_reason
 from runner.queue import queue_name as default_queue_name
 
 log = logging.getLogger("arena.worker")
@@ -276,6 +278,10 @@ class Supervisor:
             reconcile(jobs.database(), redis_conn.connect(), self.queue)
         except (redis.ConnectionError, redis.TimeoutError, redis_conn.RedisUnavailable) as exc:
             log.warning("reconciler: Redis unreachable at %s (%s)", redis_conn.describe(), exc)
+        except OperationalError as exc:  # the database went away: the next pass tries again
+            log.warning("reconciler: the database did not answer (%s)", driver_reason(exc))
+        except ArenaError as exc:
+            log.warning("reconciler: %s", exc)
         except Exception:
             log.exception("reconciler pass failed")
 
@@ -295,7 +301,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", action="store_true")
     args = parser.parse_args(argv)
     setup_logging()
-    preload()
+    try:
+        preload()
+    except ArenaError as exc:  # a database that does not answer, say: said in one line
+        log.error("%s", exc)
+        return 1  # the supervisor starts a worker again, after a pause that grows
     return work_forever(args.queue, burst=args.burst)
 
 

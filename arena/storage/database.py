@@ -134,19 +134,20 @@ def open_database(url: str | URL, **engine_kwargs: Any) -> Database:
     except OperationalError as exc:
         engine.dispose()
         raise DatabaseUnavailable(
-            f"cannot reach the database at {_shown(url)} ({_reason(exc)}): start it, fix "
+            f"cannot reach the database at {_shown(url)} ({driver_reason(exc)}): start it, fix "
             "ARENA_DATABASE_URL, or unset it to use SQLite in the data directory"
         ) from None
     except DatabaseError as exc:  # reached, but not a database (e.g. some other file)
         engine.dispose()
         raise DatabaseUnavailable(
-            f"cannot use the database at {_shown(url)} ({_reason(exc)}): point ARENA_DATABASE_URL "
-            "at an arena database, or unset it to use SQLite in the data directory"
+            f"cannot use the database at {_shown(url)} ({driver_reason(exc)}): point "
+            "ARENA_DATABASE_URL at an arena database, or unset it to use SQLite in the data "
+            "directory"
         ) from None
     return Database(engine)
 
 
-def _reason(exc: DatabaseError) -> str:
+def driver_reason(exc: DatabaseError) -> str:
     """The driver's own words, first line only."""
     return str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
 

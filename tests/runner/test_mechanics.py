@@ -242,27 +242,37 @@ def test_the_reconciler_leaves_the_sets_of_an_in_process_match_alone(
         assert reconcile(db, redis_conn.connect()).enqueued == set_ids
 
 
+@pytest.mark.parametrize("last_job", ["lost", "failed"])
 def test_the_reconciler_gives_up_on_a_set_out_of_attempts_and_says_how_to_retry(
     arena_env: dict[str, str],
     register: Callable[..., list[str]],
     caplog: pytest.LogCaptureFixture,
+    last_job: str,
 ) -> None:
+    from rq.job import JobStatus
+
     from runner import redis_conn
+    from runner.queue import arena_queue, enqueue_game_set
     from runner.reconcile import reconcile
     from runner.tournament import MAX_ATTEMPTS
 
     register("random", "greedy")
     tid, [set_id] = _tournament(arena_env)
+    connection = redis_conn.connect()
+    if last_job == "failed":  # out of RQ's retries too
+        queue = arena_queue(connection)
+        enqueue_game_set(queue, set_id).set_status(JobStatus.FAILED)
+        queue.remove(set_id)
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
         with db.session() as session:
-            for _ in range(MAX_ATTEMPTS):  # three workers died playing it; its job is gone
+            for _ in range(MAX_ATTEMPTS):  # three workers died playing it
                 assert repo.mark_set_running(session, set_id)
         with caplog.at_level("WARNING", logger="runner.reconcile"):
-            assert reconcile(db, redis_conn.connect()).failed == [set_id]
+            assert reconcile(db, connection).failed == [set_id]
         with db.session() as session:
             game_set = repo.get_game_set(session, set_id)
             assert game_set.state == "failed"
-            assert game_set.error == f"gave up after {MAX_ATTEMPTS} attempts (last job: lost)"
+            assert game_set.error == f"gave up after {MAX_ATTEMPTS} attempts (last job: {last_job})"
             assert repo.get_tournament(session, tid).state == "failed"
     assert f"`arena tournament retry {tid}` queues them again" in caplog.text
 
@@ -613,8 +623,11 @@ def test_a_worker_reconnects_after_the_embedded_redis_is_killed(
 def test_a_set_retried_goes_before_the_sets_still_queued(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
+    from rq.job import JobStatus
+
     from runner import redis_conn
     from runner.queue import arena_queue, enqueue_game_set, enqueue_game_sets, fetch_job
+    from runner.reconcile import reconcile
 
     register("random", "greedy")
     _tid, set_ids = _tournament(arena_env, sets=3)
@@ -629,6 +642,14 @@ def test_a_set_retried_goes_before_the_sets_still_queued(
             job.retry(queue, pipe)  # what RQ does then, with the set's retry options
             pipe.execute()
         assert queue.job_ids[0] == set_id
+    # Out of RQ's retries, the job fails; the reconciler queues the set again, first too.
+    job = fetch_job(queue.connection, set_ids[2])
+    assert job is not None
+    queue.remove(set_ids[2])
+    job.set_status(JobStatus.FAILED)
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        assert reconcile(db, queue.connection).enqueued == [set_ids[2]]
+    assert queue.job_ids[0] == set_ids[2]
 
 
 def _left_by_a_killed_worker(connection: redis.Redis, set_id: str) -> None:
@@ -812,3 +833,36 @@ def test_a_bot_lock_lives_while_its_set_plays_and_briefly_after_its_holder_dies(
     assert not connection.exists(key)
     monkeypatch.undo()
     assert jobs.BOT_LOCK_TTL <= 60  # what a killed holder leaves behind expires that soon
+
+
+def test_workers_say_in_one_line_that_the_database_does_not_answer(tmp_path: Path) -> None:
+    # The reconciler's pass and each worker process printed a traceback, every few seconds.
+    from tests.runner.conftest import free_port
+
+    url = f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/arena"
+    env = {**os.environ, "ARENA_DATA_DIR": str(tmp_path), "ARENA_DATABASE_URL": url}
+    log = tmp_path / "workers.log"
+    with log.open("w") as out:
+        argv = [*ARENA, "worker", "--count", "1", "--reconcile-every", "1"]
+        workers = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: "worker 0 exited (code 1)" in log.read_text(), 30, "a worker to exit")
+    finally:
+        workers.send_signal(signal.SIGTERM)
+        workers.wait(30)
+    text = log.read_text()
+    assert f"reconciler: cannot reach the database at {url}" in text
+    assert f"] arena.worker: cannot reach the database at {url}" in text  # the worker itself
+    assert "Traceback" not in text, text
+
+
+def test_a_rating_pass_without_redis_is_deferred_in_words() -> None:
+    # After its set was recorded: the job failed with a traceback; now with the arena's own
+    # error (one line in the worker's log), and its retry rates the games.
+    from runner.jobs import RatingsDeferred, ratings_lock
+    from tests.runner.conftest import free_port
+
+    gone = redis.Redis(port=free_port(), socket_connect_timeout=1)
+    deferred = pytest.raises(RatingsDeferred, match="no rating pass of standard: Redis did not")
+    with deferred, ratings_lock(gone, "standard"):
+        pass
