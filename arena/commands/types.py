@@ -5,23 +5,21 @@ from __future__ import annotations
 import argparse
 
 
-def positive_int(text: str) -> int:
-    """A whole number of at least 1 (--sets, --threads, --workers)."""
+def _whole_number(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (--sets, --threads, --workers)."""
+    return _whole_number(text, 1)
 
 
 def non_negative_int(text: str) -> int:
     """A whole number of at least 0 (--bank-ms)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
-    return value
+    return _whole_number(text, 0)
