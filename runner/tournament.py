@@ -266,37 +266,43 @@ def _run_game_set(
                 for index, seats in enumerate(((a, b, a, b), (b, a, b, a)))
             ]
         except Exception as exc:
-            if lost_game_master(exc):
-                why = (
-                    f"the game master went away mid-game ({exc}); the set is played again once "
-                    "it is back, and this attempt does not count"
-                )
-                with db.session() as session:
-                    repo.give_back_attempt(session, set_id, attempts, why)
-                raise GameMasterDown(f"set {set_id}: {why}") from None
-            if isinstance(exc, GameAborted) and _started_again(db, set_id, attempts):
-                # Another run of this set (its job queued again after Redis lost it) took the
-                # game over and plays the set now. Raising, this job's retry would take the
-                # game back at once, and the two runs go on so until the set fails: wait for
-                # the other run to settle the set instead.
-                log.info("set %s: another run took it over (%s); waiting for it", set_id, exc)
-                return _when_settled(db, set_id)
-            if attempts < MAX_ATTEMPTS:
-                raise
-            with db.session() as session:
-                repo.mark_set_failed(session, set_id, f"{type(exc).__name__}: {exc}")
-                finish_if_done(session, tid)
-                hint = retry_hint(repo.get_tournament(session, tid))
-            log.error(
-                "set %s failed on attempt %d, giving up (%s): %s", set_id, attempts, hint, exc
-            )
-            return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
+            return _after_failure(db, set_id, tid, attempts, exc)
         # The games are played: a database that is down for a moment must not cost them.
         recorded = _record(db, set_id, games)
         with db.session() as session:
             _after_recording(session, ruleset, tid, ratings_lock)
             done = repo.get_game_set(session, set_id)
             return SetOutcome(set_id, recorded, done.state, done.score_a, attempts, tuple(timings))
+
+
+def _after_failure(
+    db: Database, set_id: str, tid: str, attempts: int, exc: Exception
+) -> SetOutcome:
+    """What becomes of a set whose attempt number `attempts` failed with `exc`: raised for RQ
+    to retry, given back (the game master went away), left to another run that took it over,
+    or given up on as failed after MAX_ATTEMPTS."""
+    if lost_game_master(exc):
+        why = (
+            f"the game master went away mid-game ({exc}); the set is played again once it is "
+            "back, and this attempt does not count"
+        )
+        with db.session() as session:
+            repo.give_back_attempt(session, set_id, attempts, why)
+        raise GameMasterDown(f"set {set_id}: {why}") from None
+    if isinstance(exc, GameAborted) and _started_again(db, set_id, attempts):
+        # Another run of this set (its job queued again after Redis lost it) took the game
+        # over and plays the set now. Raising, this job's retry would take the game back at
+        # once, and the two runs go on so until the set fails: wait for the other run instead.
+        log.info("set %s: another run took it over (%s); waiting for it", set_id, exc)
+        return _when_settled(db, set_id)
+    if attempts < MAX_ATTEMPTS:
+        raise exc
+    with db.session() as session:
+        repo.mark_set_failed(session, set_id, f"{type(exc).__name__}: {exc}")
+        finish_if_done(session, tid)
+        hint = retry_hint(repo.get_tournament(session, tid))
+    log.error("set %s failed on attempt %d, giving up (%s): %s", set_id, attempts, hint, exc)
+    return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
 
 
 def _started_again(db: Database, set_id: str, attempts: int) -> bool:
