@@ -14,7 +14,8 @@ import redis
 from rq.exceptions import InvalidJobOperation
 from rq.registry import StartedJobRegistry
 
-from arena.storage import Database, repo
+from arena.storage import Database, SetState, repo
+from arena.storage.models import utcnow
 from runner.jobs import ratings_lock
 from runner.queue import (
     LIVE_STATES,
@@ -27,6 +28,7 @@ from runner.queue import (
 from runner.ratings_update import update_ratings
 from runner.tournament import (
     MAX_ATTEMPTS,
+    SET_BEAT_FRESH,
     finish_if_done,
     finish_settled_tournaments,
     retry_hint,
@@ -44,6 +46,7 @@ class Reconciled:
     enqueued: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)  # tournaments whose last set's worker died
+    playing: list[str] = field(default_factory=list)  # running sets without a job in Redis
     skipped: bool = False
 
 
@@ -72,7 +75,8 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
                 with ratings_lock(connection, ruleset):
                     update_ratings(session, ruleset)
             sets = unsettled_sets(session)
-        for set_id, _state, attempts in sets:
+        now = utcnow()
+        for set_id, state, attempts, beat in sets:
             report.checked += 1
             job = fetch_job(connection, set_id)
             status = None
@@ -82,6 +86,11 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
                 except InvalidJobOperation:
                     status = None
             if status in LIVE_STATES:
+                continue
+            if state == SetState.RUNNING.value and beat and now - beat < SET_BEAT_FRESH:
+                # Played by a worker still, though Redis lost its job (restarted without its
+                # data): a second run would take the game over and play the set again.
+                report.playing.append(set_id)
                 continue
             if attempts >= MAX_ATTEMPTS:
                 with db.session() as session:

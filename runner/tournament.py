@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -58,6 +60,10 @@ GAME_MASTER_WAIT_S = 60.0
 DATABASE_WAIT_S = 120.0
 # How often a run whose game another run took over looks whether that run has settled the set.
 SETTLED_POLL_S = 0.5
+# How often the run playing a set stores a sign of life, and how old the last one may be for
+# the set to count as being played (by a worker that Redis lost track of: see reconcile.py).
+SET_BEAT_S = 5.0
+SET_BEAT_FRESH = timedelta(seconds=30)
 
 
 class TournamentError(ArenaError, ValueError):
@@ -244,7 +250,7 @@ def _run_game_set(
         connect_ms = int(tournament.limits.get("connect_ms", CONNECT_MS))
     timings: list[GameTiming] = []
     # Agents are stopped in the background, and all of them before the set returns.
-    with AgentStopper() as stopper:
+    with AgentStopper() as stopper, _beating(db, set_id, attempts):
         try:
             games = [
                 play_game(
@@ -303,6 +309,28 @@ def _after_failure(
         hint = retry_hint(repo.get_tournament(session, tid))
     log.error("set %s failed on attempt %d, giving up (%s): %s", set_id, attempts, hint, exc)
     return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
+
+
+@contextlib.contextmanager
+def _beating(db: Database, set_id: str, attempts: int) -> Iterator[None]:
+    """Give a sign of life of this run every SET_BEAT_S seconds while the body runs."""
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(SET_BEAT_S):
+            try:
+                with db.session() as session:
+                    repo.beat_set(session, set_id, attempts)
+            except OperationalError as exc:  # the database away a moment: the next beat
+                log.warning("set %s: no sign of life stored (%s)", set_id, driver_reason(exc))
+
+    beating = threading.Thread(target=beat, name=f"beat-{set_id}", daemon=True)
+    beating.start()
+    try:
+        yield
+    finally:
+        done.set()
+        beating.join()
 
 
 def _started_again(db: Database, set_id: str, attempts: int) -> bool:
@@ -427,15 +455,15 @@ def finish_settled_tournaments(session: Session) -> list[str]:
     return [tid for tid in session.scalars(query).all() if finish_if_done(session, tid)]
 
 
-def unsettled_sets(session: Session) -> list[tuple[str, str, int]]:
-    """(set id, state, attempts) of every set not done or failed, in unfinished tournaments
-    that workers play (not those a process plays itself)."""
+def unsettled_sets(session: Session) -> list[tuple[str, str, int, datetime | None]]:
+    """(set id, state, attempts, last sign of life) of every set not done or failed, in
+    unfinished tournaments that workers play (not those a process plays itself)."""
     from sqlalchemy import select
 
     from arena.storage.models import GameSet
 
     query = (
-        select(GameSet.id, GameSet.state, GameSet.attempts, Tournament.limits)
+        select(GameSet.id, GameSet.state, GameSet.attempts, GameSet.beat, Tournament.limits)
         .join(Tournament)
         .where(
             Tournament.state.in_((TournamentState.QUEUED.value, TournamentState.RUNNING.value)),
@@ -444,8 +472,8 @@ def unsettled_sets(session: Session) -> list[tuple[str, str, int]]:
         .order_by(GameSet.tournament_id, GameSet.index)
     )
     return [
-        (sid, state, int(attempts))
-        for sid, state, attempts, limits in session.execute(query)
+        (sid, state, int(attempts), beat)
+        for sid, state, attempts, beat, limits in session.execute(query)
         if not (limits or {}).get("in_process")
     ]
 

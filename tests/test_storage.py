@@ -158,6 +158,31 @@ def test_upgrade_runs_only_the_missing_steps_once(
     assert calls == [1]
 
 
+def test_the_upgrade_to_version_3_adds_a_sets_sign_of_life(database_url: str) -> None:
+    db = open_database(database_url)
+    tid = _tournament(db, sets=1)
+    with db.engine.begin() as conn:  # back to version 2, as a database written before
+        conn.execute(text("ALTER TABLE game_sets DROP COLUMN beat"))
+        conn.execute(text("UPDATE schema_version SET version = 2"))
+    db.dispose()
+    db = open_database(database_url)
+    try:
+        assert db.schema_version() == SCHEMA_VERSION == 3
+        columns = {c["name"] for c in inspect(db.engine).get_columns("game_sets")}
+        assert "beat" in columns
+        with db.session() as s:
+            set_id = f"{tid}-set-00000"
+            assert repo.mark_set_running(s, set_id)
+            first = repo.get_game_set(s, set_id).beat
+            assert first is not None and first.tzinfo is not None
+            assert repo.beat_set(s, set_id, 1)
+            assert not repo.beat_set(s, set_id, 2)  # not the run playing it
+            s.expire_all()
+            assert repo.get_game_set(s, set_id).beat >= first
+    finally:
+        db.dispose()
+
+
 def test_a_newer_schema_is_refused(database: Database) -> None:
     with database.engine.begin() as conn:
         conn.execute(text("UPDATE schema_version SET version = 999"))

@@ -25,7 +25,7 @@ from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, Oper
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.storage.errors import DatabaseUnavailable, SchemaTooNew
-from arena.storage.models import RATER_INDEXES, Base, SchemaVersion
+from arena.storage.models import RATER_INDEXES, Base, GameSet, SchemaVersion
 
 # How long a SQLite writer waits for another one before giving up; workers share one file.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -60,12 +60,18 @@ def _add_rated_seq(conn: Connection) -> None:
         conn.execute(text("UPDATE games SET rated_seq = :seq WHERE id = :id"), places)
 
 
+def _add_set_beat(conn: Connection) -> None:
+    column_type = GameSet.__table__.c.beat.type.compile(dialect=conn.dialect)
+    conn.execute(text(f"ALTER TABLE game_sets ADD COLUMN beat {column_type}"))
+
+
 # MIGRATIONS[i] takes a database from version i to version i + 1. A fresh database gets
 # Base.metadata.create_all and is stamped with the latest version directly, so every later
 # step must leave the schema exactly as the models in models.py describe it.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _create_all,  # version 1
     _add_rated_seq,  # version 2: games are rated once, in a stored order
+    _add_set_beat,  # version 3: a running set's last sign of life
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

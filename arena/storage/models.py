@@ -193,6 +193,9 @@ class GameSet(Base):
     started: Mapped[datetime | None]
     finished: Mapped[datetime | None]
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The last sign of life of the run playing the set, every few seconds: a running set whose
+    # job Redis lost is left to that run while this is fresh (runner/reconcile.py).
+    beat: Mapped[datetime | None]
 
     tournament: Mapped[Tournament] = relationship(back_populates="sets")
     bot_a: Mapped[BotVersion] = relationship(foreign_keys=[bot_a_id], lazy="joined")

@@ -39,6 +39,7 @@ from arena.storage.ratings import (
     store_rating_pass,
 )
 from arena.storage.tournaments import (
+    beat_set,
     create_tournament,
     drop_unstarted_sets,
     get_game_set,
@@ -70,6 +71,7 @@ from arena.storage.values import (
 )
 
 __all__ = [
+    "beat_set",
     "MAX_SEED",
     "FaultInfo",
     "GameResult",

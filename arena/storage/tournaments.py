@@ -141,6 +141,7 @@ def mark_set_running(session: Session, set_id: str, *, now: datetime | None = No
             state=SetState.RUNNING.value,
             attempts=GameSet.attempts + 1,
             started=now or utcnow(),
+            beat=now or utcnow(),
             error=None,
         )
         .execution_options(synchronize_session=False)
@@ -150,6 +151,23 @@ def mark_set_running(session: Session, set_id: str, *, now: datetime | None = No
         get_game_set(session, set_id)  # raises NotFound for an unknown id
         return False
     return True
+
+
+def beat_set(session: Session, set_id: str, attempts: int) -> bool:
+    """A sign of life of the run playing attempt number `attempts` of the set; False (no
+    change) once the set has moved on: settled, given back, or started again."""
+    result = session.execute(
+        update(GameSet)
+        .where(
+            GameSet.id == set_id,
+            GameSet.state == SetState.RUNNING.value,
+            GameSet.attempts == attempts,
+        )
+        .values(beat=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return rowcount(result) == 1
 
 
 def give_back_attempt(session: Session, set_id: str, attempts: int, why: str) -> bool:

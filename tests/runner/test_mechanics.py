@@ -267,6 +267,7 @@ def test_the_reconciler_gives_up_on_a_set_out_of_attempts_and_says_how_to_retry(
         with db.session() as session:
             for _ in range(MAX_ATTEMPTS):  # three workers died playing it
                 assert repo.mark_set_running(session, set_id)
+        _outlive_its_run(db, set_id)
         with caplog.at_level("WARNING", logger="runner.reconcile"):
             assert reconcile(db, connection).failed == [set_id]
         with db.session() as session:
@@ -866,3 +867,62 @@ def test_a_rating_pass_without_redis_is_deferred_in_words() -> None:
     deferred = pytest.raises(RatingsDeferred, match="no rating pass of standard: Redis did not")
     with deferred, ratings_lock(gone, "standard"):
         pass
+
+
+def test_the_reconciler_leaves_a_set_to_the_run_that_still_plays_it(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # Redis restarted without its data: the job of a set being played is gone. Queued again, a
+    # second run took the game over and played the whole set again.
+    from runner import redis_conn
+    from runner.reconcile import reconcile
+
+    register("random", "greedy")
+    _tid, [set_id] = _tournament(arena_env)
+    connection = redis_conn.connect()
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        with db.session() as session:
+            assert repo.mark_set_running(session, set_id)  # a sign of life now
+        report = reconcile(db, connection)
+        assert (report.enqueued, report.playing) == ([], [set_id])
+        _outlive_its_run(db, set_id)  # that run died as well
+        assert reconcile(db, connection).enqueued == [set_id]
+
+
+def _outlive_its_run(db: Database, set_id: str) -> None:
+    """Make the last sign of life of the set's run as old as a dead run's."""
+    from sqlalchemy import update
+
+    from arena.storage.models import GameSet
+    from runner.tournament import SET_BEAT_FRESH
+
+    old = datetime.now(UTC) - SET_BEAT_FRESH - timedelta(seconds=1)
+    with db.session() as session:
+        session.execute(update(GameSet).where(GameSet.id == set_id).values(beat=old))
+        session.commit()
+
+
+def test_the_run_playing_a_set_gives_signs_of_life(
+    arena_env: dict[str, str], register: Callable[..., list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner import tournament
+    from runner.tournament import run_game_set
+
+    monkeypatch.setattr(tournament, "SET_BEAT_S", 0.2)
+    register("slow", "random")
+    _tid, [set_id] = _tournament(arena_env)
+    played: list[object] = []
+
+    def beat() -> datetime | None:
+        with db.session() as session:
+            return repo.get_game_set(session, set_id).beat
+
+    with _as_a_worker(arena_env) as (db, client):
+        thread = threading.Thread(target=lambda: played.append(run_game_set(db, set_id, client)))
+        thread.start()
+        wait_for(lambda: game_is_open(client, repo.game_id(set_id, 0)), 30, "the first game")
+        first = beat()
+        assert first is not None
+        wait_for(lambda: (beat() or first) > first, 10, "a later sign of life")
+        thread.join(60)
+    assert played and getattr(played[0], "recorded", False)

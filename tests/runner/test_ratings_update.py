@@ -276,6 +276,7 @@ def test_the_upgrade_places_games_a_stored_table_already_rated(database_url: str
         for index in RATER_INDEXES:
             index.drop(conn)
         conn.execute(text("ALTER TABLE games DROP COLUMN rated_seq"))
+        conn.execute(text("ALTER TABLE game_sets DROP COLUMN beat"))  # version 3's
         conn.execute(text("UPDATE schema_version SET version = 1"))
     db.dispose()
 
