@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import ColumnElement, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -153,16 +153,22 @@ def mark_set_running(session: Session, set_id: str, *, now: datetime | None = No
     return True
 
 
+def _while_run_plays(set_id: str, attempts: int) -> tuple[ColumnElement[bool], ...]:
+    """The set, while the run of attempt number `attempts` plays it: not settled, not given
+    back, not started again."""
+    return (
+        GameSet.id == set_id,
+        GameSet.state == SetState.RUNNING.value,
+        GameSet.attempts == attempts,
+    )
+
+
 def beat_set(session: Session, set_id: str, attempts: int) -> bool:
     """A sign of life of the run playing attempt number `attempts` of the set; False (no
     change) once the set has moved on: settled, given back, or started again."""
     result = session.execute(
         update(GameSet)
-        .where(
-            GameSet.id == set_id,
-            GameSet.state == SetState.RUNNING.value,
-            GameSet.attempts == attempts,
-        )
+        .where(*_while_run_plays(set_id, attempts))
         .values(beat=utcnow())
         .execution_options(synchronize_session=False)
     )
@@ -176,11 +182,7 @@ def give_back_attempt(session: Session, set_id: str, attempts: int, why: str) ->
     No change (False) if the set has moved on since: recorded, failed, or started again."""
     result = session.execute(
         update(GameSet)
-        .where(
-            GameSet.id == set_id,
-            GameSet.state == SetState.RUNNING.value,
-            GameSet.attempts == attempts,
-        )
+        .where(*_while_run_plays(set_id, attempts))
         .values(state=SetState.QUEUED.value, attempts=attempts - 1, error=why)
         .execution_options(synchronize_session=False)
     )
