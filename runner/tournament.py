@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import secrets
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -42,6 +42,7 @@ from runner.gameset import (
     play_game,
 )
 from runner.launch import AgentLimits
+from runner.periodic import every
 from runner.plan import plan_tournament
 from runner.ratings_update import update_ratings
 
@@ -250,7 +251,8 @@ def _run_game_set(
         connect_ms = int(tournament.limits.get("connect_ms", CONNECT_MS))
     timings: list[GameTiming] = []
     # Agents are stopped in the background, and all of them before the set returns.
-    with AgentStopper() as stopper, _beating(db, set_id, attempts):
+    beat = functools.partial(_beat, db, set_id, attempts)
+    with AgentStopper() as stopper, every(SET_BEAT_S, beat, f"beat-{set_id}"):
         try:
             games = [
                 play_game(
@@ -311,26 +313,13 @@ def _after_failure(
     return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
 
 
-@contextlib.contextmanager
-def _beating(db: Database, set_id: str, attempts: int) -> Iterator[None]:
-    """Give a sign of life of this run every SET_BEAT_S seconds while the body runs."""
-    done = threading.Event()
-
-    def beat() -> None:
-        while not done.wait(SET_BEAT_S):
-            try:
-                with db.session() as session:
-                    repo.beat_set(session, set_id, attempts)
-            except OperationalError as exc:  # the database away a moment: the next beat
-                log.warning("set %s: no sign of life stored (%s)", set_id, driver_reason(exc))
-
-    beating = threading.Thread(target=beat, name=f"beat-{set_id}", daemon=True)
-    beating.start()
+def _beat(db: Database, set_id: str, attempts: int) -> None:
+    """Store a sign of life of the run of attempt number `attempts` (see SET_BEAT_S)."""
     try:
-        yield
-    finally:
-        done.set()
-        beating.join()
+        with db.session() as session:
+            repo.beat_set(session, set_id, attempts)
+    except OperationalError as exc:  # the database away a moment: the next beat
+        log.warning("set %s: no sign of life stored (%s)", set_id, driver_reason(exc))
 
 
 def _started_again(db: Database, set_id: str, attempts: int) -> bool:

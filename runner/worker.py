@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
 import logging
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from types import FrameType
 from typing import Any
@@ -29,6 +29,7 @@ from sqlalchemy.exc import OperationalError
 
 from arena.errors import ArenaError
 from arena.storage.database import driver_reason
+from runner.periodic import every
 from runner.queue import queue_name as default_queue_name
 
 log = logging.getLogger("arena.worker")
@@ -80,21 +81,10 @@ class ArenaWorker(SimpleWorker):
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         execution = self.prepare_execution(job)
-        done = threading.Event()
-        beat = threading.Thread(
-            target=self._beat, args=(job, execution, done), name="heartbeat", daemon=True
-        )
-        beat.start()
-        try:
+        beat = functools.partial(self.maintain_heartbeats, job, execution)
+        with every(self.job_monitoring_interval, beat, "heartbeat"):
             self.perform_job(job, queue, execution)
-        finally:
-            done.set()
-            beat.join()
         self.set_state(WorkerStatus.IDLE)
-
-    def _beat(self, job: Job, execution: Any, done: threading.Event) -> None:
-        while not done.wait(self.job_monitoring_interval):
-            self.maintain_heartbeats(job, execution)
 
     def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
         # RQ adds a fixed 60 s; a shorter grace means a dead worker's job expires sooner.

@@ -188,8 +188,8 @@ def status_line(
     now: datetime | None = None,
     waiting: str | None = None,
 ) -> str:
-    """One line: bar, counts, percentage, elapsed and ETA (at the pace so far), and, when no set
-    is being played, why the queued ones wait (`waiting`, as the last set to try said)."""
+    """One line: bar, counts, percentage, elapsed and ETA (at the pace so far), and why the
+    queued sets wait if no set is being played (`waiting`: repo.waiting_reason)."""
     now = now or datetime.now(UTC)
     settled = progress.done + progress.failed
     pct = 100.0 * settled / progress.total if progress.total else 100.0
@@ -210,7 +210,7 @@ def status_line(
             parts.append(f"ETA {_duration(elapsed / settled * (progress.total - settled))}")
     if progress.finished:
         parts.append(tournament.state)
-    elif waiting and not progress.running:
+    elif waiting:
         parts.append(f"waiting: {waiting}")
     elif tournament.state == "queued":
         parts.append("waiting for a worker")
@@ -236,9 +236,7 @@ def _status(args: argparse.Namespace) -> int:
             with db.session() as session:
                 t = repo.get_tournament(session, args.tournament_id)
                 progress = repo.tournament_progress(session, t.id)
-                idle = not progress.running and not progress.finished
-                waiting = repo.waiting_reason(session, t.id) if idle else None
-                line = status_line(t, progress, waiting=waiting)
+                line = status_line(t, progress, waiting=repo.waiting_reason(session, t.id))
             if line != last:
                 print(
                     ("\r\x1b[2K" if tty and last else "") + line,

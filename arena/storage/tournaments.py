@@ -204,13 +204,17 @@ def note_waiting(session: Session, set_id: str, why: str) -> bool:
 
 
 def waiting_reason(session: Session, tournament_id: str) -> str | None:
-    """Why the tournament's queued sets wait, as the last one to try said, if one did."""
+    """Why the tournament's queued sets wait, as the last one to try said, if one did; None
+    while one of its sets is being played (then they wait only for their turn)."""
+    of_tournament = GameSet.tournament_id == tournament_id
+    playing = select(GameSet.id).where(of_tournament, GameSet.state == SetState.RUNNING.value)
     return session.scalars(
         select(GameSet.error)
         .where(
-            GameSet.tournament_id == tournament_id,
+            of_tournament,
             GameSet.state == SetState.QUEUED.value,
             GameSet.error.is_not(None),
+            ~playing.exists(),
         )
         .order_by(GameSet.index)
         .limit(1)

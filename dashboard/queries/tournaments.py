@@ -113,14 +113,7 @@ def tournament_status(session: Session, tournament_id: str) -> dict[str, Any]:
     """Just the state, the progress and why sets wait: what the live page polls."""
     t = repo.get_tournament(session, tournament_id)
     progress = _progress_of(session, [t])[t.id]
-    return {**_tournament_dict(t, progress), "waiting": _waiting(session, t.id, progress)}
-
-
-def _waiting(session: Session, tournament_id: str, progress: Progress) -> str | None:
-    """Why the queued sets wait, when none is being played (no game master, say)."""
-    if progress.running or progress.finished:
-        return None
-    return repo.waiting_reason(session, tournament_id)
+    return {**_tournament_dict(t, progress), "waiting": repo.waiting_reason(session, t.id)}
 
 
 def tournament_page(
@@ -154,7 +147,7 @@ def tournament_page(
     return {
         **_tournament_dict(t, progress),
         **table,
-        "waiting": _waiting(session, t.id, progress),
+        "waiting": repo.waiting_reason(session, t.id),
         "failed_sets": [{"id": sid, "error": err} for sid, err in failed],
         "games": game_rows(session, games_query),
         "games_page": pager.to_dict(),

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from runner.pids import running
+
 # Directories kept ready: a game's four agents, twice over.
 AHEAD = 8
 
@@ -59,23 +61,13 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, onerror=retry)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's
-        pass
-    return True
-
-
 def owner_dir(base: Path | None = None) -> Path:
     """A new private directory for this process's agent directories in `base` (default: the
     system's temporary directory), after removing those of processes no longer running."""
     base = Path(base or tempfile.gettempdir())
     for path in base.glob(f"{OWNER_PREFIX}*"):
         pid = path.name.removeprefix(OWNER_PREFIX).split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not running(int(pid)):
             remove_tree(path)
     return Path(tempfile.mkdtemp(prefix=f"{OWNER_PREFIX}{os.getpid()}-", dir=base))
 
