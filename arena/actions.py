@@ -116,8 +116,11 @@ def parse_action(text: str) -> Action:
         if verb == "bid" and len(args) == 1 and args[0].isascii() and args[0].isdigit():
             # ASCII only: other digits (superscripts, say) pass isdigit but not int()
             n = int(args[0])
-            if n in _BIDS and args[0] == str(n):
-                return _BIDS[n]
+            if n not in _BIDS:
+                raise UnparseableAction(f"{text!r} is not an action: bids are 1 to 63")
+            if args[0] != str(n):
+                raise UnparseableAction(f"{text!r} is not an action: no leading zeros in a bid")
+            return _BIDS[n]
         elif verb == "trump" and len(args) == 1 and args[0] in Suit.__members__:
             return _TRUMPS[Suit[args[0]]]
         elif verb == "play" and len(args) == 1:

@@ -19,7 +19,7 @@ from arena.config import Limits
 from arena.errors import ArenaError
 from arena.gamemaster.client import GameExists, GameMasterClient, GameMasterError, OpenedGame
 from arena.gamemaster.early_exit import EarlyExitWatch
-from arena.gamemaster.policy import GameLimits
+from arena.gamemaster.policy import DISCONNECTED, GameLimits
 from arena.gamemaster.status import SHUTTING_DOWN
 from arena.storage import FaultInfo, GameResult
 from arena.storage.models import BotVersion
@@ -43,6 +43,9 @@ GAME_TIMEOUT = 15 * 60.0
 # How often the agents are checked for an early death while their game runs (os.waitid WNOHANG:
 # cheap), so that one that dies before connecting forfeits at once, not after CONNECT_MS.
 DEATH_POLL_S = 0.05
+# How long a seat that forfeited by disconnecting is given to end, so that its exit code and
+# stderr are kept: the game master sees its stream break while the process is still exiting.
+EXIT_SETTLE_S = 2.0
 
 
 class GameAborted(ArenaError):
@@ -303,7 +306,7 @@ def play_game(
                 "played again"
             )
         played = time.monotonic()
-        deaths = _deaths(agents, result.forfeit_seat)
+        deaths = _deaths(agents, result.forfeit_seat, result.detail)
     except BaseException:
         # Whatever went wrong here (timeout, shutdown), the game must not outlive the job.
         try:
@@ -343,19 +346,23 @@ def play_game(
 
 
 def _deaths(
-    agents: Sequence[RunningAgent | None], forfeit_seat: int | None
+    agents: Sequence[RunningAgent | None], forfeit_seat: int | None, detail: str
 ) -> dict[int, tuple[str, str]]:
     """Seats whose agent already ended badly by itself: exit reason and capped stderr. Exit
     code 0 is bad too for the seat that forfeited: it left before the game ended.
 
-    No waiting: an agent that crashed mid-game is gone by the time the game master has
-    ended the game; one still running is simply stopped.
+    The seat that forfeited by disconnecting is given EXIT_SETTLE_S to end: its stream broke as
+    it died, and the news of its exit (the fork server's report, the zombie) may come a moment
+    later. Any other agent still running is simply stopped.
     """
     out: dict[int, tuple[str, str]] = {}
     for seat, agent in enumerate(agents):
         if agent is None:
             continue
-        code = agent.poll()
+        if seat == forfeit_seat and detail == DISCONNECTED:
+            code = agent.wait(EXIT_SETTLE_S)
+        else:
+            code = agent.poll()
         if code is not None and (code != 0 or seat == forfeit_seat):
             out[seat] = (agent.exit_reason() or f"exited with code {code}", agent.stderr_text())
     return out

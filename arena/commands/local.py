@@ -244,13 +244,10 @@ def _report_processes(
         failed |= outcome.reason == "aborted"
         for seat, report in enumerate(outcome.seats):
             code = result.exit_codes[seat]
-            if report.faults == 0 and code == 0 and report.connected:
+            forfeited = outcome.reason == "forfeit" and seat == outcome.forfeit_seat
+            if report.faults == 0 and code == 0 and report.connected and not forfeited:
                 continue
-            if (
-                not report.connected
-                and outcome.reason == "forfeit"
-                and seat != outcome.forfeit_seat
-            ):
+            if not report.connected and outcome.reason == "forfeit" and not forfeited:
                 # Another seat's forfeit ended the game before this one dialled in.
                 print(f"game {g + 1} seat {seat} ({seat_names[g][seat]}): the game ended first")
                 continue

@@ -19,6 +19,9 @@ DETAIL_MAX_CHARS = 300
 FLOOD_LIMIT = 64
 # Largest message an agent may send; an honest Reply is well under 1 KiB.
 MAX_AGENT_MESSAGE_BYTES = 16 * 1024
+# The forfeit detail of a seat whose stream ended mid-game (its process died or gave up). The
+# same words every time, however it was noticed: the record may not depend on timing.
+DISCONNECTED = "crash: the agent disconnected before the game ended"
 
 
 class FaultKind(StrEnum):

@@ -120,14 +120,18 @@ class GameMasterService:
             raise Refused(Refusal.NOT_HELLO, "the first message on Play must be a Hello")
         hello = msg.hello
         game_id, seat = self.tokens.check(hello.seat_token)
+        session = self.games[game_id]
         if hello.protocol_version != wire.PROTOCOL_VERSION:
-            raise Refused(
-                Refusal.VERSION,
-                f"protocol version {hello.protocol_version} is not spoken here; "
-                f"this game master speaks version {wire.PROTOCOL_VERSION}",
+            raise session.refuse_hello(
+                seat,
+                Refused(
+                    Refusal.VERSION,
+                    f"protocol version {hello.protocol_version} is not spoken here; "
+                    f"this game master speaks version {wire.PROTOCOL_VERSION}",
+                ),
             )
         self.tokens.claim(hello.seat_token)
-        return self.games[game_id], seat, hello
+        return session, seat, hello
 
     @staticmethod
     async def _read(context: grpc.aio.ServicerContext, session: GameSession, seat: int) -> None:

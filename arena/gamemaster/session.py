@@ -21,6 +21,7 @@ from arena.errors import ArenaError, IllegalAction, UnparseableAction
 from arena.game import Event, Game
 from arena.gamemaster.policy import (
     DETAIL_MAX_CHARS,
+    DISCONNECTED,
     FLOOD_LIMIT,
     NOTE_MAX_CHARS,
     FaultKind,
@@ -97,6 +98,7 @@ class SeatState:
     max_ms: float = 0.0
     late_replies: int = 0
     unsolicited: int = 0
+    refused: str = ""  # why its last Hello was refused (a wrong protocol version, say)
 
     @property
     def connected(self) -> bool:
@@ -224,6 +226,17 @@ class GameSession:
         if not self.finished:
             self._fault_between_decisions(st, FaultKind.MALFORMED, problem)
 
+    def refuse_hello(self, seat: int, refused: Refused) -> Refused:
+        """A Hello with this seat's token was refused: kept, so that if the seat forfeits for
+        never connecting, the record says why (its author may not log gRPC errors)."""
+        self.seats[seat].refused = refused.detail
+        return refused
+
+    def _absent(self, seats: Sequence[int], detail: str) -> str:
+        """`detail` of a forfeit for absence, with the refusals the absent seats got."""
+        refused = [(s, self.seats[s].refused) for s in seats if self.seats[s].refused]
+        return "; ".join([detail, *(f"seat {s}'s Hello was refused: {why}" for s, why in refused)])
+
     def on_disconnect(self, seat: int, how: str) -> None:
         """The seat's stream ended or broke: its process died or gave up. It forfeits."""
         if self.finished:
@@ -231,7 +244,7 @@ class GameSession:
         # How it was noticed (end of stream, a broken transport, a cancelled call) depends on
         # timing, so it goes to the log; the record says the same thing every time.
         log.info("game %s: seat %d disconnected: %s", self.game_id, seat, how)
-        self._forfeit(seat, "crash: the agent disconnected before the game ended")
+        self._forfeit(seat, DISCONNECTED)
 
     def watch(self) -> asyncio.Queue[pb.GameEvent | None]:
         """A spectator's queue: every public event so far, then live ones, then None."""
@@ -279,7 +292,7 @@ class GameSession:
                 Refusal.SEAT_CONNECTED,
                 f"seat {seat} of game {self.game_id} is connected: its stream tells when it goes",
             )
-        self._forfeit(seat, detail)
+        self._forfeit(seat, self._absent([seat], detail))
 
     def agent_names(self) -> list[str]:
         return [st.agent or st.hello_name or f"seat{st.seat}" for st in self.seats]
@@ -328,9 +341,10 @@ class GameSession:
             return
         missing = [st.seat for st in self.seats if not st.connected]
         if missing:
-            detail = (
+            detail = self._absent(
+                missing,
                 f"seat{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} did not "
-                f"connect within {self.limits.connect_ms} ms"
+                f"connect within {self.limits.connect_ms} ms",
             )
             if len({s % 2 for s in missing}) == 1:
                 self._forfeit(missing[0], detail)

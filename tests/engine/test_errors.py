@@ -48,6 +48,15 @@ def test_unparseable_action_is_its_own_error_and_names_the_text(text: str) -> No
     assert snapshot(game) == before
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("bid 64", "bids are 1 to 63"), ("bid 0", "bids are 1 to 63"), ("bid 040", "leading zeros")],
+)
+def test_a_bid_out_of_range_or_with_leading_zeros_says_so(text: str, says: str) -> None:
+    with pytest.raises(UnparseableAction, match=says):
+        new_game().apply(text, seat=1)
+
+
 def test_unparseable_action_message_names_the_seat_and_the_phase() -> None:
     game = new_game()
     with pytest.raises(UnparseableAction) as exc:

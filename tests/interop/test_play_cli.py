@@ -176,6 +176,17 @@ def test_a_seat_that_exits_before_connecting_forfeits_at_once(tmp_path: Path) ->
     assert (verified.reason, verified.winner) == ("forfeit", 0)
 
 
+def test_a_seat_that_quits_mid_game_is_reported_even_with_exit_code_0(tmp_path: Path) -> None:
+    # No fault and a clean exit, but its leaving is what lost the game: its author needs the line.
+    quitter = REPO / "tests" / "agents" / "misbehaving" / "exit_after.py"
+    seats = ["random", f"sh -c '{sys.executable} {quitter} 2; echo bye for now >&2'", "random"]
+    result = arena("play", *[a for s in [*seats, "random"] for a in ("--seat", s)])
+    assert result.returncode == 0, result.stderr + result.stdout
+    said = r"game 1 seat 1 \(.*\): 0 fault\(s\), exit code 0\n    \| bye for now"
+    assert re.search(said, result.stdout), result.stdout
+    assert "game 1: forfeit: crash: the agent disconnected before the game ended" in result.stdout
+
+
 def test_an_aborted_game_writes_no_record(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -21,6 +22,7 @@ from tests.runner.conftest import BOTS, QUICK, SAMPLE_BOTS
 
 _RANDOM_TOML = tomllib.loads((SAMPLE_BOTS / "random" / "bot.toml").read_text())
 RANDOM = SeatBot(1, "random@1", str(SAMPLE_BOTS / "random"), tuple(_RANDOM_TOML["command"]), None)
+MISBEHAVING = Path(__file__).resolve().parents[1] / "agents" / "misbehaving"
 CRASHER = SeatBot(2, "crasher@1", str(BOTS / "crasher"), ("./crash.sh",), None)
 FORKKILLER = SeatBot(4, "forkkiller@1", str(BOTS / "forkkiller"), ("python", "bot.py"), None)
 
@@ -85,6 +87,23 @@ def test_a_bot_that_exits_cleanly_too_soon_forfeits_with_a_fault_and_its_stderr(
     [fault] = [f for f in result.faults if f.seat == 2]
     assert fault.kind == "crash" and "exited with code 0" in fault.detail
     assert "done already" in fault.stderr
+
+
+def test_a_bot_that_dies_mid_game_forfeits_with_its_exit_code_and_stderr(
+    game_master: str, tmp_path: Path
+) -> None:
+    # Its stream breaks before its process has ended (here the shell outlives the Python agent
+    # that held the stream by half a second): the exit is waited for, not missed.
+    dies = (
+        f"{sys.executable} exit_after.py 2; echo 'midgame: fatal error (pretend)' >&2; "
+        "sleep 0.5; exit 3"
+    )
+    dier = SeatBot(6, "dier@1", str(MISBEHAVING), ("sh", "-c", dies), None)
+    result, _ = _play(game_master, [RANDOM, dier, RANDOM, RANDOM], Launchers.default(tmp_path))
+    assert (result.reason, result.forfeit_seat) == ("forfeit", 1)
+    [fault] = [f for f in result.faults if f.seat == 1]
+    assert fault.kind == "crash" and "exited with code 3" in fault.detail, fault
+    assert "midgame: fatal error (pretend)" in fault.stderr
 
 
 class _FailingLauncher:
