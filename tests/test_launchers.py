@@ -474,6 +474,7 @@ run = Path(sys.argv[1]) / "run"
 (run / "home" / "cache" / "note").write_text("kept for the next game?")
 os.chmod(run / "home" / "cache", 0)
 os.chmod(run / "home", 0o500)
+os.chmod(run, 0)
 remove_tree(run)
 print(run.exists())
 """

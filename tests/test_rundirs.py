@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from runner.launch.rundirs import RunDirs
+from runner.launch.rundirs import RunDirs, remove_tree
 
 
 def _wait_until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
@@ -79,6 +79,16 @@ def test_what_a_killed_process_left_is_removed_by_the_next_one(tmp_path: Path) -
     assert not left.exists()
     assert list(tmp_path.iterdir()) == [mine.parent]
     supply.discard()
+
+
+def test_removing_a_tree_already_gone_leaves_the_directory_it_was_in_alone(
+    tmp_path: Path,
+) -> None:
+    # Two workers sweeping the same dead owner's directories: the second finds them gone. It
+    # once made their directory, /tmp itself, private to it (0700) for every other user.
+    tmp_path.chmod(0o1777)
+    remove_tree(tmp_path / "arena-agents-1-gone")
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o1777
 
 
 # Run in a fresh interpreter: forking the test process itself would copy whatever its other

@@ -44,10 +44,15 @@ def make_run_dir(parent: Path) -> Path:
 
 def remove_tree(path: Path) -> None:
     """rmtree that also removes files a bot made unwritable (chmod 000 on its own dirs)."""
+    root = os.fspath(path)
 
-    def retry(_function: Callable[..., Any], name: str, _exc: object) -> None:
+    def retry(_function: Callable[..., Any], name: str, exc: Any) -> None:
         # Which call failed does not matter (os.open, os.scandir, os.rmdir or os.unlink,
-        # by Python version): make the entry and its directory ours again and remove it.
+        # by Python version): make the entry and its directory ours again and remove it. Not
+        # the root: its directory is not the tree's (/tmp, say), and the root fails when it is
+        # gone already (another worker swept the same dead owner's directories).
+        if name == root or isinstance(exc[1], FileNotFoundError):
+            return
         try:
             os.chmod(os.path.dirname(name), stat.S_IRWXU)
             if os.path.isdir(name) and not os.path.islink(name):
@@ -58,7 +63,13 @@ def remove_tree(path: Path) -> None:
         except OSError:
             pass
 
-    shutil.rmtree(path, onerror=retry)
+    try:
+        os.chmod(root, stat.S_IRWXU)  # a bot may have made its own directory unreadable
+    except FileNotFoundError:
+        return
+    except OSError:
+        pass
+    shutil.rmtree(root, onerror=retry)
 
 
 def owner_dir(base: Path | None = None) -> Path:
