@@ -266,8 +266,8 @@ def _await_all(
     procs: Sequence[Sequence[subprocess.Popen[bytes]]],
     timeout: float | None,
 ) -> list[GameOutcome]:
-    """Wait for every game; a seat whose process exits before it connects forfeits at once, as
-    in a tournament (a typo in a command, say), rather than wait out the connect time."""
+    """Wait for every game; a seat whose process exits before it connects forfeits without
+    waiting out the connect time, as in a tournament (a typo in a command, say): EarlyExitWatch."""
     deadline = None if timeout is None else time.monotonic() + timeout
     watches = [
         EarlyExitWatch(client, game_id, functools.partial(_exited, group))

@@ -41,7 +41,7 @@ CONNECT_MS = 20_000
 # A game's wall-clock bound: four seats' time banks and decisions, plus slack.
 GAME_TIMEOUT = 15 * 60.0
 # How often the agents are checked for an early death while their game runs (os.waitid WNOHANG:
-# cheap), so that one that dies before connecting forfeits at once, not after CONNECT_MS.
+# cheap), so that one that dies before connecting forfeits without waiting out CONNECT_MS.
 DEATH_POLL_S = 0.05
 # How long a seat that forfeited by disconnecting is given to end, so that its exit code and
 # stderr are kept: the game master sees its stream break while the process is still exiting.

@@ -22,8 +22,10 @@ _REFUSALS = (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND)
 
 
 class EarlyExitWatch:
-    """While a game runs, `check` (called every few ms) forfeits the game for the first seat
-    whose agent `gone(seat)` says is gone, giving its words ("crash: …") as the reason."""
+    """While a game runs, `check` (called every few ms) tells the game master of each seat
+    whose agent `gone(seat)` says is gone, in its words ("crash: …"): the game is then a
+    forfeit by the first such seat once the other team is all here, or aborted if a seat of
+    each team is gone."""
 
     def __init__(
         self, client: GameMasterClient, game_id: str, gone: Callable[[int], str | None]
@@ -44,6 +46,9 @@ class EarlyExitWatch:
             except Exception as exc:  # the connect deadline still ends the game
                 if not (isinstance(exc, GameMasterError) and exc.code() in _REFUSALS):
                     log.warning("game %s: ForfeitSeat(%d) failed: %s", self._game_id, seat, exc)
+                continue
+            if not outcome.reason:  # not over: the other team is not all here yet
+                log.info("game %s: seat %d is gone: %s", self._game_id, seat, gone)
                 continue
             # The game may have ended by itself just before (an agent exits once it has its
             # GameEnd): then ForfeitSeat returns that result and nobody forfeited.

@@ -248,10 +248,12 @@ class GameMasterService:
             if request.seat > 3:
                 raise Refused(Refusal.BAD_REQUEST, f"seat must be 0..3, not {request.seat}")
             detail = cut(request.detail.strip(), DETAIL_MAX_CHARS)
-            session.forfeit_absent(request.seat, detail or "the agent is gone (ForfeitSeat)")
+            over = session.forfeit_absent(request.seat, detail or "the agent is gone (ForfeitSeat)")
         except Refused as refused:
             await _abort(context, refused)
             raise AssertionError("unreachable") from None
+        if not over:  # the forfeit waits for the other team (reason "": not over)
+            return pb.GameResult(game_id=session.game_id)
         return self._as_told(session, await session.wait(), context)
 
     def _check_admin(self, context: grpc.aio.ServicerContext) -> None:

@@ -99,6 +99,7 @@ class SeatState:
     late_replies: int = 0
     unsolicited: int = 0
     refused: str = ""  # why its last Hello was refused (a wrong protocol version, say)
+    gone: str = ""  # why its agent will never connect, as the platform told (ForfeitSeat)
 
     @property
     def connected(self) -> bool:
@@ -191,6 +192,7 @@ class GameSession:
         )
         if all(s.connected for s in self.seats):
             self._all_here.set()
+        self._settle_absences()
 
     def on_message(self, seat: int, raw: bytes) -> None:
         """One message from a seat's agent (undecoded: garbage is the agent's fault, not ours)."""
@@ -281,18 +283,32 @@ class GameSession:
         self.game.abort(detail)
         self._finish()
 
-    def forfeit_absent(self, seat: int, detail: str) -> None:
-        """The platform says the agent of ``seat`` is gone before it connected: it forfeits now
-        rather than at the connect deadline. Refused if the agent has connected (its own stream
-        tells when it goes); nothing happens if the game has ended."""
+    def forfeit_absent(self, seat: int, detail: str) -> bool:
+        """The platform says the agent of ``seat`` is gone before it connected: its team
+        forfeits as soon as the other team is all here, rather than at the connect deadline; if
+        a seat of the other team is gone too, nobody can be said to have won and the game is
+        aborted, as at the deadline. Whether the game is over. Refused if the agent has
+        connected (its own stream tells when it goes)."""
         if self.finished:
-            return
+            return True
         if self.seats[seat].connected:
             raise Refused(
                 Refusal.SEAT_CONNECTED,
                 f"seat {seat} of game {self.game_id} is connected: its stream tells when it goes",
             )
-        self._forfeit(seat, self._absent([seat], detail))
+        self.seats[seat].gone = self._absent([seat], detail)
+        self._settle_absences()
+        return self.finished
+
+    def _settle_absences(self) -> None:
+        """End the game for the seats known gone, once that can be decided (forfeit_absent)."""
+        gone = [st for st in self.seats if st.gone and not st.connected]
+        if not gone or self.finished:
+            return
+        if len({st.seat % 2 for st in gone}) == 2:
+            self.abort("; ".join(f"seat {st.seat}: {st.gone}" for st in gone))
+        elif all(st.connected for st in self.seats if st.seat % 2 != gone[0].seat % 2):
+            self._forfeit(gone[0].seat, gone[0].gone)
 
     def agent_names(self) -> list[str]:
         return [st.agent or st.hello_name or f"seat{st.seat}" for st in self.seats]
@@ -347,7 +363,7 @@ class GameSession:
                 f"connect within {self.limits.connect_ms} ms",
             )
             if len({s % 2 for s in missing}) == 1:
-                self._forfeit(missing[0], detail)
+                self._forfeit(missing[0], self.seats[missing[0]].gone or detail)
             else:  # both teams are missing players: nobody can be said to have won
                 self.abort(detail)
             return

@@ -23,25 +23,64 @@ from tests.gamemaster.test_handshake import HeldSeat
 SLOW_CONNECT = FAST.with_overrides(connect_ms=20_000)
 
 
-def test_forfeit_seat_ends_the_game_at_once_as_that_seats_forfeit(client: GameMasterClient) -> None:
+def _held(gm: RunningGameMaster, tokens: list[str], seats: tuple[int, ...]) -> list[HeldSeat]:
+    return [HeldSeat(gm.address, tokens[seat]) for seat in seats]
+
+
+def test_forfeit_seat_ends_the_game_at_once_as_that_seats_forfeit(
+    gm: RunningGameMaster, client: GameMasterClient
+) -> None:
     game = client.open_game(SHORT, 5, limits=SLOW_CONNECT)
-    start = time.monotonic()
-    outcome = client.forfeit_seat(game.game_id, 1, "crash: the agent exited with code 3")
-    assert time.monotonic() - start < 5  # not the 20 s connect deadline
+    held = _held(gm, game.tokens, (0, 2))  # the other team is all here
+    try:
+        start = time.monotonic()
+        outcome = client.forfeit_seat(game.game_id, 1, "crash: the agent exited with code 3")
+        assert time.monotonic() - start < 5  # not the 20 s connect deadline
+    finally:
+        for seat in held:
+            seat.close()
     assert (outcome.reason, outcome.forfeit_seat, outcome.winner) == ("forfeit", 1, 0)
     assert outcome.detail == "crash: the agent exited with code 3"
     assert forfeit_line(outcome.record)["detail"] == "crash: the agent exited with code 3"
     verify_text(outcome.record)
     # Once over, the game stays as it ended.
-    again = client.forfeit_seat(game.game_id, 2, "too late")
+    again = client.forfeit_seat(game.game_id, 3, "too late")
     assert (again.reason, again.forfeit_seat) == ("forfeit", 1)
+
+
+def test_a_forfeit_waits_until_the_other_team_is_all_here(
+    gm: RunningGameMaster, client: GameMasterClient
+) -> None:
+    # Had that team's agent died before connecting too, nobody could be said to have won.
+    game = client.open_game(SHORT, 5, limits=SLOW_CONNECT)
+    pending = client.forfeit_seat(game.game_id, 1, "crash: the agent exited with code 3")
+    assert pending.reason == ""  # not over yet
+    held = _held(gm, game.tokens, (0, 2))
+    try:
+        outcome = client.await_game(game.game_id, timeout=5)
+    finally:
+        for seat in held:
+            seat.close()
+    assert (outcome.reason, outcome.forfeit_seat) == ("forfeit", 1)
+    assert outcome.detail == "crash: the agent exited with code 3"
+
+
+def test_a_seat_of_each_team_gone_aborts_the_game(client: GameMasterClient) -> None:
+    # Two bots that cannot start, against each other: neither wins (it was seat 0's loss).
+    game = client.open_game(SHORT, 5, limits=SLOW_CONNECT)
+    assert client.forfeit_seat(game.game_id, 2, "crash: the agent exited with code 3").reason == ""
+    outcome = client.forfeit_seat(game.game_id, 1, "crash: the agent could not be started")
+    assert outcome.reason == "aborted" and outcome.winner is None
+    assert outcome.detail == (
+        "seat 1: crash: the agent could not be started; seat 2: crash: the agent exited with code 3"
+    )
 
 
 def test_forfeit_seat_is_refused_for_a_seat_whose_agent_connected(
     gm: RunningGameMaster, client: GameMasterClient
 ) -> None:
     game = client.open_game(SHORT, 5, limits=SLOW_CONNECT)
-    held = HeldSeat(gm.address, game.tokens[0])
+    held = _held(gm, game.tokens, (0, 2))
     try:
         with pytest.raises(grpc.RpcError) as info:
             client.forfeit_seat(game.game_id, 0, "gone?")
@@ -49,15 +88,16 @@ def test_forfeit_seat_is_refused_for_a_seat_whose_agent_connected(
         with pytest.raises(grpc.RpcError) as info:
             client.forfeit_seat(game.game_id, 4, "no such seat")
         assert info.value.code() is grpc.StatusCode.INVALID_ARGUMENT
-        # The seats that did not connect can still be forfeited; the held one is told.
+        # The seats that did not connect can still be forfeited; the held ones are told.
         outcome = client.forfeit_seat(game.game_id, 3, "crash: the agent could not be started")
         assert (outcome.reason, outcome.forfeit_seat) == ("forfeit", 3)
-        messages = list(held.call)
+        messages = list(held[0].call)
         assert messages[-1].game_end.reason == "forfeit"
         bundled = [e.WhichOneof("event") for e in messages[-1].events]
         assert bundled[0] == "hand_started" and bundled[-2:] == ["forfeit", "game_end"]
     finally:
-        held.close()
+        for seat in held:
+            seat.close()
 
 
 def test_forfeit_seat_of_an_unknown_game_is_not_found(client: GameMasterClient) -> None:

@@ -18,6 +18,7 @@ from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.storage import GameResult
 from runner.gameset import CONNECT_MS, GameAborted, Launchers, SeatBot, _gone, play_game
 from runner.launch import AgentLimits, AgentSpec, LaunchError, RunningAgent
+from tests.gamemaster.test_handshake import HeldSeat
 from tests.runner.conftest import BOTS, QUICK, SAMPLE_BOTS
 
 _RANDOM_TOML = tomllib.loads((SAMPLE_BOTS / "random" / "bot.toml").read_text())
@@ -106,6 +107,19 @@ def test_a_bot_that_dies_mid_game_forfeits_with_its_exit_code_and_stderr(
     assert "midgame: fatal error (pretend)" in fault.stderr
 
 
+def test_bots_that_cannot_start_on_both_teams_get_no_result(
+    game_master: str, tmp_path: Path
+) -> None:
+    # Neither team can be said to have won: no forfeit for whichever died first.
+    seats = [CRASHER, CRASHER, RANDOM, RANDOM]
+    with pytest.raises(GameAborted) as aborted:
+        _play(game_master, seats, Launchers.default(tmp_path))
+    for seat in (0, 1):
+        assert f"seat {seat}: crash: the agent exited with code 3 before connecting" in str(
+            aborted.value
+        )
+
+
 class _FailingLauncher:
     """A launcher whose agents cannot be started (a missing image, say)."""
 
@@ -143,11 +157,16 @@ def test_an_agent_that_exits_after_its_game_ended_is_not_logged_as_forfeiting(
                 seat_token=opened.tokens[0],
                 label=f"deathwatch-{end_first}",
             )
+            # The other team is here: a forfeit by seat 0 need not wait for it.
+            held = () if end_first else (1, 3)
+            other_team = [HeldSeat(game_master, opened.tokens[seat]) for seat in held]
             agent = launcher.launch(spec)
             assert agent.wait(10) == 0
             gone = functools.partial(_gone, [agent, None, None, None], {})
             EarlyExitWatch(client, opened.game_id, gone).check()
             results.append(client.await_game(opened.game_id, timeout=10))
+            for seat in other_team:
+                seat.close()
     aborted, forfeited = results
     assert aborted.reason == "aborted" and aborted.forfeit_seat is None
     assert forfeited.reason == "forfeit" and forfeited.forfeit_seat == 0
