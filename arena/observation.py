@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from arena.cards import Card, Suit
@@ -46,8 +46,9 @@ class Observation:
     scores: tuple[int, int]
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able values: cards and suits as text."""
-        d = asdict(self)
+        """Plain JSON-able values: cards and suits as text. (Not dataclasses.asdict, which
+        deep-copies every value: most of the time of a game's replay went there.)"""
+        d = {name: getattr(self, name) for name in _FIELDS}
         d["phase"] = self.phase.value
         d["hand"] = [str(c) for c in self.hand]
         d["trump"] = None if self.trump is None else str(self.trump)
@@ -55,6 +56,9 @@ class Observation:
         d["trick"] = None if self.trick is None else _trick_dict(self.trick)
         d["tricks"] = [_trick_dict(t) for t in self.tricks]
         return d
+
+
+_FIELDS = tuple(f.name for f in fields(Observation))
 
 
 def _trick_dict(trick: SeenTrick) -> dict[str, Any]:

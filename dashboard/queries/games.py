@@ -56,6 +56,10 @@ def game_page(session: Session, game_id: str) -> dict[str, Any]:
         "seed": game.seed,
         "first_dealer": game.first_dealer,
         "game_index": game.game_index,
+        # The other game of its duplicate set: the same deals, partnerships swapped.
+        "mirror_id": session.scalar(
+            select(Game.id).where(Game.game_set_id == game.game_set_id, Game.id != game.id)
+        ),
         "decisions": game.decisions,
         "think_ms": list(game.think_ms),
         "record": {

@@ -37,7 +37,12 @@
     node.appendChild(el("span", "suit", suit ? SUITS[suit] : "JO"));
     return node;
   }
-  function cardBack() { return el("span", "card back"); }
+  function cardBack() {
+    var node = el("span", "card back");
+    node.setAttribute("role", "img");
+    node.setAttribute("aria-label", "face-down card");
+    return node;
+  }
   function prettyCards(text) {
     return text.replace(/\b([2-9TJQKA])([SHDC])\b/g, function (_, r, s) {
       return (r === "T" ? "10" : r) + SUITS[s];
@@ -215,7 +220,8 @@
 
   function go(index) {
     if (!state.data) return;
-    state.index = Math.max(0, Math.min(state.data.frames.length - 1, index));
+    // Whole frames only: a link may say #frame=2.5
+    state.index = Math.max(0, Math.min(state.data.frames.length - 1, Math.floor(index) || 0));
     render();
   }
   function stop() { if (state.timer) { clearInterval(state.timer); state.timer = null; } }
@@ -276,6 +282,8 @@
       if (e.target.type !== "range") return;
     }
     if (e.altKey || e.ctrlKey || e.metaKey) return;
+    // Space and Enter press a focused button, as everywhere else on the web.
+    if (e.target && e.target.tagName === "BUTTON" && (e.key === " " || e.key === "Enter")) return;
     var handled = true;
     if (e.key === "ArrowRight") { stop(); go(state.index + 1); }
     else if (e.key === "ArrowLeft") { stop(); go(state.index - 1); }

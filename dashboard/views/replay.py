@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
 import json
-from dataclasses import dataclass
 
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
@@ -11,34 +11,37 @@ from flask.typing import ResponseReturnValue
 from arena.storage import repo
 from dashboard.db import session
 from dashboard.queries.games import game_page
-from dashboard.replay import FULL, PERSPECTIVES, ReplayError, build_replay
+from dashboard.replay import FULL, PERSPECTIVES, Replay, ReplayError, build_replay
 from dashboard.views.common import cached
 
 bp = Blueprint("replay", __name__)
 
 
-@dataclass(frozen=True)
 class _Served:
-    """A replay as served: each perspective's JSON, encoded once (a few hundred kB each)."""
+    """A replay as served: each perspective's JSON (about a megabyte for a long game) encoded,
+    and gzipped, once, when first asked for; the page itself needs only the hand starts."""
 
-    hand_starts: list[dict[str, int]]
-    json: dict[str, bytes]
+    def __init__(self, replay: Replay) -> None:
+        self.hand_starts = replay.hand_starts
+        self._replay = replay
+        self._encoded: dict[tuple[str, bool], bytes] = {}  # (perspective, gzipped) -> bytes
 
-
-def _build(game_id: str, record: bytes) -> _Served:
-    replay = build_replay(game_id, record)
-    encoded = {
-        p: json.dumps(replay.for_perspective(p), ensure_ascii=False, separators=(",", ":")).encode()
-        for p in PERSPECTIVES
-    }
-    return _Served(replay.hand_starts, encoded)
+    def body(self, perspective: str, gzipped: bool) -> bytes:
+        found = self._encoded.get((perspective, gzipped))
+        if found is None:  # two threads may both encode it: the same bytes
+            frames = self._replay.for_perspective(perspective)
+            found = json.dumps(frames, ensure_ascii=False, separators=(",", ":")).encode()
+            if gzipped:
+                found = gzip.compress(found, 6, mtime=0)
+            self._encoded[(perspective, gzipped)] = found
+        return found
 
 
 def _replay(game_id: str) -> _Served:
     """Records never change once stored, so a replay is cached by game id alone."""
     record = repo.get_game_record(session(), game_id)  # NotFound (404) for an unknown id
     cache = cached("replay", current_app.config["REPLAY_CACHE_SIZE"])
-    found: _Served = cache(game_id, lambda: _build(game_id, record))
+    found: _Served = cache(game_id, lambda: _Served(build_replay(game_id, record)))
     return found
 
 
@@ -69,4 +72,10 @@ def api(game_id: str) -> ResponseReturnValue:
         replay = _replay(game_id)
     except ReplayError as exc:
         return jsonify({"error": "Unplayable record", "message": str(exc), "status": 422}), 422
-    return Response(replay.json[perspective], mimetype="application/json")
+    # Frames repeat most of the state from one to the next: gzip makes them 30 times smaller.
+    gzipped = "gzip" in request.accept_encodings
+    response = Response(replay.body(perspective, gzipped), mimetype="application/json")
+    if gzipped:
+        response.headers["Content-Encoding"] = "gzip"
+    response.vary.add("Accept-Encoding")
+    return response

@@ -180,6 +180,34 @@ def test_a_malformed_address_hash_does_not_stop_the_replay(
     assert _replay_state(tab.page)["frame"] == 0
 
 
+def test_a_fractional_frame_in_the_address_goes_to_a_whole_frame(
+    tab: Tab, live_server: LiveServer
+) -> None:
+    tab.page.goto(f"{live_server.base}/games/{GAME}/replay#frame=2.5&perspective=1")
+    tab.page.wait_for_selector("#replay.ready")  # and the tab fixture saw no script error
+    assert _replay_state(tab.page)["frame"] == 2
+    tab.page.keyboard.press("ArrowRight")
+    assert _replay_state(tab.page)["frame"] == 3
+
+
+def test_space_presses_the_focused_button_and_buttons_have_names(
+    tab: Tab, live_server: LiveServer
+) -> None:
+    page = tab.page
+    _open_replay(tab, live_server.base, GAME)
+    page.focus("#btn-next")
+    page.keyboard.press(" ")
+    page.keyboard.press(" ")
+    state = _replay_state(page)
+    assert state["frame"] == 2 and page.locator("#btn-play").inner_text() == "Play"
+    names = [page.get_attribute(f"#btn-{b}", "aria-label") for b in ("start", "prev", "end")]
+    assert names == ["First frame", "Back one decision", "Last frame"]
+    page.keyboard.press("1")  # seat 0's view: the other hands face down
+    page.wait_for_function("document.getElementById('replay').dataset.perspective === '0'")
+    labels = set(page.locator(".card.back").evaluate_all("e => e.map(c => c.ariaLabel)"))
+    assert labels == {"face-down card"}
+
+
 def test_an_edited_address_moves_the_replay_and_the_auction_shows_the_high_bid(
     tab: Tab, live_server: LiveServer
 ) -> None:

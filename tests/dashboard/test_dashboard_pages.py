@@ -250,6 +250,10 @@ def test_game_page_summarises_hands_timings_and_faults(client: FlaskClient, site
     assert data["faults"][0]["stderr"] == XSS_STDERR
     html = _html(client, f"/games/{FIRST_GAME}")
     assert "record.jsonl" in html and "/replay" in html
+    # Its duplicate set's other game: the same deals with the partnerships swapped.
+    mirror = FIRST_GAME.removesuffix("g0") + "g1"
+    assert data["mirror_id"] == mirror and f'id="mirror" href="/games/{mirror}"' in html
+    assert _json(client, f"/api/games/{mirror}")["mirror_id"] == FIRST_GAME
 
 
 def test_record_download_is_byte_identical(client: FlaskClient, site: Site) -> None:
@@ -340,6 +344,24 @@ def test_unknown_ids_give_helpful_404s(client: FlaskClient, path: str, message: 
     if not path.startswith("/no/"):
         data = _json(client, "/api" + path, 404)
         assert data["status"] == 404 and message in data["message"]
+
+
+@pytest.mark.parametrize("perspective", ["full", "2"])
+def test_replay_frames_are_gzipped_for_clients_that_take_it(
+    client: FlaskClient, perspective: str
+) -> None:
+    import gzip
+
+    path = f"/api/games/{FIRST_GAME}/replay?perspective={perspective}"
+    plain = client.get(path)
+    packed = client.get(path, headers={"Accept-Encoding": "gzip, deflate"})
+    assert "Content-Encoding" not in plain.headers
+    assert packed.headers["Content-Encoding"] == "gzip"
+    assert (
+        "Accept-Encoding" in packed.headers["Vary"] and "Accept-Encoding" in plain.headers["Vary"]
+    )
+    assert gzip.decompress(packed.get_data()) == plain.get_data()
+    assert len(packed.get_data()) * 5 < len(plain.get_data())
 
 
 def test_bad_perspective_is_a_400(client: FlaskClient) -> None:

@@ -185,3 +185,17 @@ def test_observation_holds_own_hand_and_public_facts_only() -> None:
                 # no card of another hand appears anywhere in what this seat gets
                 assert not any(f"'{c}'" in text for c in game.hands[s])
         assert not any(f"'{c}'" in text for c in game.stock)
+
+
+@pytest.mark.parametrize("name", sorted(RULESETS))
+def test_to_dict_holds_every_field_as_dataclasses_asdict_would(name: str) -> None:
+    # Built by hand (asdict cost most of a replay's time); only cards, suits, the phase and
+    # tricks are turned into text and plain lists.
+    as_text = {"phase", "hand", "trump", "given", "trick", "tricks"}
+    for game in sampled_states(name):
+        for seat in range(4):
+            obs = observe(game, seat)
+            mine, reference = obs.to_dict(), dataclasses.asdict(obs)
+            assert mine.keys() == reference.keys()
+            for key in reference.keys() - as_text:
+                assert mine[key] == reference[key], key
