@@ -102,3 +102,15 @@ def data_dir() -> Path:
 
 def database_url() -> str:
     return env("ARENA_DATABASE_URL") or f"sqlite:///{data_dir() / 'arena.db'}"
+
+
+def unshared_database_note() -> str | None:
+    """What to tell whoever queues sets on a Redis of their own choosing while storing them in
+    the default SQLite: workers that use another database cannot see them (a shell that lacks
+    the ARENA_DATABASE_URL the workers were started with)."""
+    if not env("ARENA_REDIS_URL") or env("ARENA_DATABASE_URL"):
+        return None
+    return (
+        f"note: ARENA_DATABASE_URL is not set, so this is stored in {database_url()}; workers "
+        "on that Redis that use another database will not find it"
+    )

@@ -62,6 +62,11 @@ class GameMasterLost(GameAborted):
 _GONE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.NOT_FOUND)
 
 
+def refused_admin(exc: BaseException) -> bool:
+    """Whether the game master refused a worker's admin call: its ARENA_ADMIN_TOKEN is wrong."""
+    return isinstance(exc, GameMasterError) and exc.code() is grpc.StatusCode.UNAUTHENTICATED
+
+
 def lost_game_master(exc: BaseException) -> bool:
     """Whether a set's game failed because its game master went away."""
     if isinstance(exc, GameMasterLost):

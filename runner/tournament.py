@@ -40,6 +40,7 @@ from runner.gameset import (
     SeatBot,
     lost_game_master,
     play_game,
+    refused_admin,
 )
 from runner.launch import AgentLimits
 from runner.periodic import every
@@ -175,6 +176,10 @@ def _no_lock() -> Iterator[None]:
     yield
 
 
+class OtherDatabase(ArenaError):
+    """A set queued by an arena that stores its tournaments in another database."""
+
+
 def run_game_set(
     db: Database,
     set_id: str,
@@ -197,7 +202,15 @@ def run_game_set(
     with db.session() as session:
         try:
             game_set = repo.get_game_set(session, set_id)
-        except NotFound:  # dropped from its match's plan after its job was queued
+        except NotFound:
+            tournament_id = set_id.rsplit("-set-", 1)[0]
+            if session.get(Tournament, tournament_id) is None:
+                raise OtherDatabase(
+                    f"set {set_id}: tournament {tournament_id} is not in this worker's database "
+                    f"({db.shown_url}): it was created with another ARENA_DATABASE_URL. Give "
+                    "the workers and the commands that create tournaments the same one"
+                ) from None
+            # Dropped from its match's plan after its job was queued.
             log.info("set %s is no longer planned; nothing to play", set_id)
             return SetOutcome(set_id, False, "dropped")
         exclusive = bool(game_set.tournament.limits.get("exclusive"))
@@ -289,10 +302,13 @@ def _after_failure(
     """What becomes of a set whose attempt number `attempts` failed with `exc`: raised for RQ
     to retry, given back (the game master went away), left to another run that took it over,
     or given up on as failed after MAX_ATTEMPTS."""
-    if lost_game_master(exc):
+    if lost_game_master(exc) or refused_admin(exc):
         why = (
             f"the game master went away mid-game ({exc}); the set is played again once it is "
             "back, and this attempt does not count"
+            if lost_game_master(exc)
+            else f"the game master refused this worker ({exc}); the set waits for a worker it "
+            "accepts, and this attempt does not count"
         )
         with db.session() as session:
             repo.give_back_attempt(session, set_id, attempts, why)

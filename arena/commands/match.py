@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import secrets
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -50,7 +51,7 @@ def _parse_sprt(text: str) -> tuple[float, float]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from arena.config import database_url
+    from arena.config import database_url, unshared_database_note
     from arena.ratings import Sprt
     from arena.storage import open_database, repo
     from runner.tournament import create_tournament
@@ -64,6 +65,8 @@ def _run(args: argparse.Namespace) -> int:
             from runner.queue import arena_queue, enqueue_game_sets
 
             queue = arena_queue(redis_conn.connect())
+            if note := unshared_database_note():
+                print(note, file=sys.stderr)
 
             def enqueue(ids: Sequence[str]) -> int:
                 return enqueue_game_sets(queue, ids)

@@ -84,6 +84,7 @@ def _open() -> Database:
 
 
 def _create(args: argparse.Namespace) -> int:
+    from arena.config import unshared_database_note
     from runner import redis_conn
     from runner.queue import arena_queue, enqueue_game_sets
     from runner.tournament import create_tournament
@@ -97,6 +98,9 @@ def _create(args: argparse.Namespace) -> int:
         def enqueue(ids: Sequence[str]) -> int:
             return enqueue_game_sets(queue, ids)
 
+    note = None if args.no_enqueue else unshared_database_note()
+    if note:
+        print(note, file=sys.stderr)
     with _open() as db:
         tournament = create_tournament(
             db,

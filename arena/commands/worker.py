@@ -39,8 +39,21 @@ def _run(args: argparse.Namespace) -> int:
     Limits.from_env()
     setup_logging()
     redis_conn.connect()  # fail now, with the fix in the message, if Redis is not there
+    _check_admin_token(env("ARENA_GAME_MASTER"))
     queue = args.queue or queue_name()
     if args.burst:
         return work_forever(queue, burst=True)
     every = args.reconcile_every or RECONCILE_INTERVAL
     return Supervisor(args.count, queue, reconcile_every=every).run()
+
+
+def _check_admin_token(address: str) -> None:
+    """A worker whose admin token the game master refuses would take set after set off the
+    queue only to give it back: it does not start. (A game master not up yet is waited for.)"""
+    from arena.errors import ArenaError
+    from arena.gamemaster.client import GameMasterClient
+
+    with GameMasterClient(address) as client:
+        refusal = client.admin_refusal()
+    if refusal is not None:
+        raise ArenaError(f"the game master at {address} refuses this worker: {refusal}")

@@ -319,6 +319,17 @@ class GameMasterClient:
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                 )
 
+    def admin_refusal(self, timeout: float = 3.0) -> str | None:
+        """Why the game master refuses this client's admin calls (a wrong admin token), or
+        None: it takes them, or does not answer now (whoever needs it waits for it later)."""
+        request = pb.AbortGameRequest(game_id="arena-admin-token-check")  # no such game
+        try:
+            self._abort(request, timeout=timeout, metadata=self._metadata)
+        except grpc.RpcError as error:
+            if error.code() is grpc.StatusCode.UNAUTHENTICATED:
+                return str(error.details())
+        return None
+
     def abort_game(self, game_id: str, reason: str = "", timeout: float = 30.0) -> GameOutcome:
         """End the game with no result; ``reason`` goes to the result's and record's detail."""
         request = pb.AbortGameRequest(game_id=game_id, reason=reason)

@@ -258,7 +258,13 @@ class GameMasterService:
 
     def _check_admin(self, context: grpc.aio.ServicerContext) -> None:
         if self.admin_token is not None and not self._is_admin(context):
-            raise Refused(Refusal.ADMIN_ONLY, f"admin calls need the {wire.ADMIN_HEADER} header")
+            sent = any(key == wire.ADMIN_HEADER for key, _ in context.invocation_metadata() or ())
+            raise Refused(
+                Refusal.ADMIN_ONLY,
+                f"admin calls need this game master's admin token (the {wire.ADMIN_HEADER} "
+                + ("header): the one sent is not it" if sent else "header): none was sent")
+                + "; give the caller the game master's ARENA_ADMIN_TOKEN",
+            )
 
     def _is_admin(self, context: grpc.aio.ServicerContext) -> bool:
         """The call carries the admin token (False when the game master has none)."""
@@ -547,7 +553,10 @@ async def _serve(address: str, grace: float = 2.0, **options: Any) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    print(f"game master listening on {gm.address}", flush=True)
+    shown = gm.address  # the last word is the address to dial from this host: scripts read it
+    if gm.host != shown.rsplit(":", 1)[0]:  # a wildcard: bound on every interface
+        shown = f"{gm.host}:{gm.port} (every interface); dial {gm.address}"
+    print(f"game master listening on {shown}", flush=True)
     await stop.wait()
     running = sum(1 for s in gm.service.games.values() if not s.finished)
     print(f"game master stopping: aborting {running} game(s) in progress", flush=True)

@@ -88,6 +88,11 @@ class Database:
         return self.engine.url
 
     @property
+    def shown_url(self) -> str:
+        """The URL without its password, for messages."""
+        return _shown(self.engine.url)
+
+    @property
     def dialect(self) -> str:
         """'sqlite' or 'postgresql'."""
         return self.engine.dialect.name

@@ -185,11 +185,15 @@ def test_admin_token_is_required_when_configured(tmp_path) -> None:
     from arena.gamemaster.server import start_in_thread
 
     with start_in_thread(admin_token="s3cret") as locked:
-        with GameMasterClient(locked.address, admin_token="") as anonymous:
-            with pytest.raises(grpc.RpcError) as caught:
-                anonymous.open_game("standard")
-            assert caught.value.code() is grpc.StatusCode.UNAUTHENTICATED
+        for token, says in (("", "none was sent"), ("wrong", "the one sent is not it")):
+            with GameMasterClient(locked.address, admin_token=token) as stranger:
+                with pytest.raises(grpc.RpcError) as caught:
+                    stranger.open_game("standard")
+                assert caught.value.code() is grpc.StatusCode.UNAUTHENTICATED
+                assert says in caught.value.details()
+                assert stranger.admin_refusal() == caught.value.details()
         with GameMasterClient(locked.address, admin_token="s3cret") as admin:
+            assert admin.admin_refusal() is None
             game = admin.open_game("standard", limits={"connect_ms": 100})
             assert admin.await_game(game.game_id, timeout=10).reason == "aborted"
 

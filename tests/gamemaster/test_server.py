@@ -56,6 +56,27 @@ def test_a_game_master_without_an_admin_token_says_so(token: str) -> None:
     assert ("any client, a bot included, may open, abort and read games" in stderr) == (not token)
 
 
+def test_a_game_master_on_every_interface_says_so_and_where_to_dial() -> None:
+    # It said "listening on 127.0.0.1:PORT": an operator took it for local only.
+    proc = subprocess.Popen(
+        [PY, "-m", "arena.cli", "gamemaster", "--listen", "0.0.0.0:0"],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    try:
+        line = proc.stdout.readline().strip()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+    port = line.rsplit(":", 1)[-1]
+    assert (
+        line == f"game master listening on 0.0.0.0:{port} (every interface); dial 127.0.0.1:{port}"
+    )
+
+
 def test_health_and_reflection_are_served(server_process) -> None:
     _, address = server_process
     with grpc.insecure_channel(address) as channel:

@@ -16,7 +16,7 @@ from arena.gamemaster.client import GameMasterClient
 from arena.gamemaster.server import start_in_thread
 from arena.storage import open_database, repo
 from runner import tournament
-from tests.runner.conftest import ARENA, QUICK, ROOT, free_port, game_is_open, wait_for
+from tests.runner.conftest import ARENA, QUICK, ROOT, arena, free_port, game_is_open, wait_for
 
 
 def test_a_set_waits_out_a_game_master_outage_without_spending_attempts(
@@ -144,3 +144,41 @@ def test_a_game_master_lost_mid_game_costs_the_set_no_attempt(
     finally:
         gm.kill()
         gm.wait()
+
+
+def test_a_worker_whose_admin_token_is_refused_does_not_start(
+    arena_env: dict[str, str],
+) -> None:
+    # It would take set after set off the shared queue only to give each back.
+    with start_in_thread(admin_token="s3cret") as locked:
+        env = {**arena_env, "ARENA_GAME_MASTER": locked.address, "ARENA_ADMIN_TOKEN": "wrong"}
+        refused = arena(env, "worker", "--burst")
+    assert refused.returncode == 2, refused.stderr
+    assert f"the game master at {locked.address} refuses this worker" in refused.stderr
+    assert "the one sent is not it; give the caller the game master's ARENA_ADMIN_TOKEN" in (
+        refused.stderr
+    )
+
+
+def test_a_set_refused_by_the_game_master_waits_without_spending_attempts(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # The game master was started again with another token while workers ran.
+    register("greedy", "random")
+    with (
+        open_database(arena_env["ARENA_DATABASE_URL"]) as db,
+        start_in_thread(admin_token="s3cret") as locked,
+        GameMasterClient(locked.address, admin_token="wrong") as client,
+    ):
+        t = tournament.create_tournament(
+            db, format="round-robin", bots=None, sets=1, ruleset=QUICK, seed=1
+        )
+        with db.session() as session:
+            [set_id] = [s.id for s in repo.list_game_sets(session, t.id)]
+        for _ in range(4):  # more than its attempts
+            with pytest.raises(tournament.GameMasterDown, match="refused this worker"):
+                tournament.run_game_set(db, set_id, client)
+        with db.session() as session:
+            game_set = repo.get_game_set(session, set_id)
+            assert (game_set.state, game_set.attempts) == ("queued", 0)
+            assert "waits for a worker it accepts" in repo.waiting_reason(session, t.id)

@@ -9,6 +9,8 @@ import signal
 import subprocess
 from collections.abc import Callable
 
+import pytest
+
 from arena.storage import open_database, repo
 from tests.runner.conftest import ARENA, QUICK, ROOT, arena
 
@@ -94,12 +96,48 @@ def test_a_match_stopped_by_sigterm_settles_its_sets(
 
 
 def test_a_set_dropped_from_its_match_is_not_played(
-    arena_env: dict[str, str], game_master: str
+    arena_env: dict[str, str], game_master: str, register: Callable[..., list[str]]
 ) -> None:
     # Its job may have been queued (arena match --queue) before the SPRT decided.
     from arena.gamemaster.client import GameMasterClient
-    from runner.tournament import run_game_set
+    from runner.tournament import create_tournament, run_game_set
 
+    register("greedy", "random")
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db, GameMasterClient(game_master) as c:
-        outcome = run_game_set(db, "t-20261130-gone-set-00003", c)
+        t = create_tournament(db, format="round-robin", bots=None, sets=2, ruleset=QUICK, seed=1)
+        with db.session() as session:
+            dropped = repo.list_game_sets(session, t.id)[1].id
+            assert repo.drop_unstarted_sets(session, t.id, [dropped]) == 1
+        outcome = run_game_set(db, dropped, c)
     assert (outcome.recorded, outcome.state) == (False, "dropped")
+
+
+def test_a_set_of_a_tournament_in_another_database_says_so(
+    arena_env: dict[str, str], game_master: str
+) -> None:
+    # A shell without the workers' ARENA_DATABASE_URL stored it in SQLite, queued it on their
+    # Redis: the workers dropped it without a word, and its status waited for good.
+    from arena.gamemaster.client import GameMasterClient
+    from runner.tournament import OtherDatabase, run_game_set
+
+    with (
+        open_database(arena_env["ARENA_DATABASE_URL"]) as db,
+        GameMasterClient(game_master) as c,
+        pytest.raises(OtherDatabase) as raised,
+    ):
+        run_game_set(db, "t-20261130-else-set-00003", c)
+    assert "tournament t-20261130-else is not in this worker's database" in str(raised.value)
+    assert "created with another ARENA_DATABASE_URL" in str(raised.value)
+
+
+def test_queueing_with_the_default_sqlite_on_a_named_redis_notes_it(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    register("greedy", "random")
+    made = arena(arena_env, "tournament", "create", "--sets", "1", "--ruleset", QUICK)
+    assert made.returncode == 0 and "ARENA_DATABASE_URL is not set" not in made.stderr
+    data_dir = {**arena_env, "ARENA_DATABASE_URL": ""}  # empty: the default, SQLite
+    elsewhere = arena(data_dir, "tournament", "create", "--sets", "1", "--no-enqueue")
+    assert "ARENA_DATABASE_URL is not set" not in elsewhere.stderr  # nothing queued
+    queued = arena(data_dir, "tournament", "create", "--sets", "1")
+    assert "note: ARENA_DATABASE_URL is not set, so this is stored in sqlite:///" in queued.stderr
