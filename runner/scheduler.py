@@ -55,8 +55,9 @@ class SchedulerLockLost(ArenaError):
     """The lock this scheduler held went to another one (e.g. after a long Redis outage)."""
 
 
-def check_cron(expression: str) -> str:
-    """The expression if it has five fields and fires at all ('0 0 31 4 *' never does)."""
+def check_cron(expression: str, name: str = "ARENA_NIGHTLY_CRON") -> str:
+    """The expression if it has five fields and fires at all ('0 0 31 4 *' never does);
+    `name` is where it came from, for the message."""
     problem = "is not a cron expression"
     if len(expression.split()) == 5 and croniter.is_valid(expression):
         try:
@@ -65,7 +66,7 @@ def check_cron(expression: str) -> str:
         except (CroniterError, ValueError):
             problem = "never fires"
     raise ConfigError(
-        f"ARENA_NIGHTLY_CRON={expression!r} {problem} "
+        f"{name}={expression!r} {problem} "
         "(five fields: minute hour day month weekday, e.g. '0 2 * * *')"
     )
 
@@ -158,7 +159,7 @@ def run_scheduler(
 
     from runner import redis_conn
 
-    cron = check_cron(cron or env("ARENA_NIGHTLY_CRON"))
+    cron = check_cron(cron, "--cron") if cron else check_cron(env("ARENA_NIGHTLY_CRON"))
     connection = redis_conn.connect()
     scheduler = ArenaScheduler(connection)
     scheduler.acquire()

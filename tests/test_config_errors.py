@@ -38,6 +38,8 @@ def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
             "cannot reach the database at postgresql+psycopg://arena:***@127.0.0.1:{port}/x",
         ),
         ({"ARENA_DATABASE_URL": "nonsense"}, ["bots", "list"], "cannot use database URL"),
+        # Workers wait for a database that is down, but not for one no driver here can use.
+        ({"ARENA_DATABASE_URL": "mysql://x@h/db"}, ["worker"], "cannot use database URL"),
         (
             {"ARENA_REDIS_URL": "redis://127.0.0.1:{port}/0"},
             ["tournament", "create", "--sets", "1"],
@@ -50,6 +52,7 @@ def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
         ({}, ["gamemaster", "--listen", "127.0.0.1:99999"], "port must be a number from 0"),
         ({"ARENA_NIGHTLY_CRON": "0 0 31 4 *"}, ["scheduler"], "'0 0 31 4 *' never fires"),
         ({"ARENA_NIGHTLY_CRON": "* * * * * *"}, ["scheduler"], "is not a cron expression"),
+        ({}, ["scheduler", "--cron", "0 25 * * *"], "--cron='0 25 * * *' is not a cron"),
         ({"ARENA_GAME_MASTER": "nohostport"}, ["worker"], "ARENA_GAME_MASTER='nohostport'"),
         ({"ARENA_DECISION_MS": "abc"}, ["worker"], "ARENA_DECISION_MS='abc' is not a whole"),
         ({}, ["worker", "--count", "0"], "argument --count: must be at least 1, not 0"),

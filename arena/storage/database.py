@@ -127,19 +127,7 @@ def open_database(url: str | URL, **engine_kwargs: Any) -> Database:
     their parent directory is created. PostgreSQL URLs may carry libpq parameters such
     as `?options=-csearch_path%3Dmyschema`.
     """
-    try:
-        parsed = make_url(url)
-        if parsed.get_backend_name() == "sqlite":
-            engine = _sqlite_engine(parsed, engine_kwargs)
-        else:
-            engine_kwargs.setdefault("pool_pre_ping", True)
-            engine = create_engine(parsed, **engine_kwargs)
-    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
-        raise DatabaseUnavailable(
-            f"cannot use database URL {_shown(url)}: {exc}. Use sqlite:///PATH or "
-            "postgresql+psycopg://USER@HOST:PORT/DB, or unset ARENA_DATABASE_URL for SQLite "
-            "in the data directory"
-        ) from None
+    engine = _engine(url, engine_kwargs)
     try:
         _migrate(engine)
     except OperationalError as exc:
@@ -156,6 +144,27 @@ def open_database(url: str | URL, **engine_kwargs: Any) -> Database:
             "directory"
         ) from None
     return Database(engine)
+
+
+def check_url(url: str | URL) -> None:
+    """DatabaseUnavailable if no driver here can use `url` (a setting to fix, not a database
+    to wait for); nothing is connected to."""
+    _engine(url, {}).dispose()
+
+
+def _engine(url: str | URL, engine_kwargs: dict[str, Any]) -> Engine:
+    try:
+        parsed = make_url(url)
+        if parsed.get_backend_name() == "sqlite":
+            return _sqlite_engine(parsed, engine_kwargs)
+        engine_kwargs.setdefault("pool_pre_ping", True)
+        return create_engine(parsed, **engine_kwargs)
+    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        raise DatabaseUnavailable(
+            f"cannot use database URL {_shown(url)}: {exc}. Use sqlite:///PATH or "
+            "postgresql+psycopg://USER@HOST:PORT/DB, or unset ARENA_DATABASE_URL for SQLite "
+            "in the data directory"
+        ) from None
 
 
 def driver_reason(exc: DatabaseError) -> str:
