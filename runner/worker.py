@@ -83,7 +83,22 @@ class ArenaWorker(SimpleWorker):
         execution = self.prepare_execution(job)
         beat = functools.partial(self.maintain_heartbeats, job, execution)
         with every(self.job_monitoring_interval, beat, "heartbeat"):
-            self.perform_job(job, queue, execution)
+            try:
+                self.perform_job(job, queue, execution)
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                # Redis went away while RQ stored the job's end (what it did is in the
+                # database; a lost job is queued again from there). RQ's loop would quit with
+                # a page of chained tracebacks: leave it quietly, and reconnect (work_forever).
+                ended = _job_error(exc)
+                self.log.warning(
+                    "Worker %s: lost Redis ending job %s%s (%s)",
+                    self.name,
+                    job.id,
+                    f", which failed: {ended}" if ended else "",
+                    exc,
+                )
+                self.lost_redis = True
+                raise StopRequested() from None
         self.set_state(WorkerStatus.IDLE)
 
     def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
@@ -135,6 +150,15 @@ class ArenaWorker(SimpleWorker):
             self.log.warning("Worker %s: heartbeat failed (%s); the game goes on", self.name, exc)
 
 
+def _job_error(lost: BaseException) -> BaseException | None:
+    """The job's own error, when losing Redis interrupted RQ storing it (it is the context
+    of the connection errors that followed)."""
+    error = lost.__context__
+    while isinstance(error, (redis.RedisError, OSError)):
+        error = error.__context__
+    return error
+
+
 def make_worker(connection: redis.Redis, queue: str) -> ArenaWorker:
     from runner.queue import arena_queue
 
@@ -180,7 +204,9 @@ def work_forever(queue: str, *, burst: bool = False) -> int:
             )
         try:
             time.sleep(wait)
-        except StopRequested:  # how RQ's handler, still installed, stops a worker at rest
+        except (StopRequested, redis.ConnectionError, redis.TimeoutError):
+            # How RQ's handler, still installed, stops a worker at rest; with Redis still gone
+            # it fails as it records the stop, having noted it.
             return 0
         wait = min(wait * 2, _RECONNECT_MAX_WAIT)
 

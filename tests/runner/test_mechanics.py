@@ -753,6 +753,51 @@ def test_a_worker_that_reconnects_leaves_no_listener_behind(
         server.kill()
 
 
+def shut_down_redis_and_fail(port: int) -> None:
+    """A job (run by the worker below) that ends as a set whose rating pass found no Redis."""
+    from runner.jobs import RatingsDeferred
+
+    with contextlib.suppress(redis.ConnectionError):
+        redis.Redis(port=port).shutdown(nosave=True)
+    raise RatingsDeferred("no rating pass of standard: Redis did not answer (pretend)")
+
+
+def test_a_worker_that_loses_redis_as_a_job_ends_says_so_in_a_line(
+    arena_env: dict[str, str], tmp_path: Path
+) -> None:
+    # RQ, storing the job's failure, met the dead Redis: its loop quit with about 80 lines of
+    # chained tracebacks; stopped while Redis was still down, the worker died with another.
+    from rq import Queue
+    from rq.serializers import JSONSerializer
+
+    from tests.runner.conftest import RedisServer
+
+    server = RedisServer()
+    server.start()
+    env = {**os.environ, **arena_env, "ARENA_REDIS_URL": server.url}
+    log = tmp_path / "worker.log"
+    worker = _started_worker(env, arena_env["ARENA_QUEUE"], log)
+    try:
+        queue = Queue(
+            arena_env["ARENA_QUEUE"],
+            connection=redis.Redis.from_url(server.url),
+            serializer=JSONSerializer,
+        )
+        queue.enqueue("tests.runner.test_mechanics.shut_down_redis_and_fail", server.port)
+        wait_for(lambda: "reconnecting in 2 s" in log.read_text(), 60, "a second reconnect pause")
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0, log.read_text()
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+        server.kill()
+    text = log.read_text()
+    assert "Traceback" not in text, text
+    [lost] = [line for line in text.splitlines() if "lost Redis ending job" in line]
+    assert "which failed: no rating pass of standard: Redis did not answer (pretend)" in lost
+
+
 def _count(log: Path, text: str) -> int:
     return log.read_text().count(text)
 
