@@ -17,6 +17,7 @@ class ParsedRecord:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     faults: list[dict[str, Any]] = field(default_factory=list)
     end: dict[str, Any] | None = None
+    forfeit: str = ""  # why a seat forfeited, in the record's words
     line_count: int = 0
     size: int = 0
     problem: str | None = None
@@ -110,6 +111,8 @@ def parse(data: bytes) -> ParsedRecord:
                     "scores": line.get("scores"),
                 }
             )
+        elif kind == "forfeit":
+            out.forfeit = str(line.get("detail", ""))
         elif kind == "game_end":
             out.end = {k: v for k, v in line.items() if k != "event"}
     return out

@@ -60,6 +60,7 @@ def game_page(session: Session, game_id: str) -> dict[str, Any]:
         "mirror_id": session.scalar(
             select(Game.id).where(Game.game_set_id == game.game_set_id, Game.id != game.id)
         ),
+        "forfeit_detail": record.forfeit,
         "decisions": game.decisions,
         "think_ms": list(game.think_ms),
         "record": {

@@ -73,7 +73,7 @@ def api(game_id: str) -> ResponseReturnValue:
     except ReplayError as exc:
         return jsonify({"error": "Unplayable record", "message": str(exc), "status": 422}), 422
     # Frames repeat most of the state from one to the next: gzip makes them 30 times smaller.
-    gzipped = "gzip" in request.accept_encodings
+    gzipped = request.accept_encodings.quality("gzip") > 0  # "gzip;q=0" means no gzip
     response = Response(replay.body(perspective, gzipped), mimetype="application/json")
     if gzipped:
         response.headers["Content-Encoding"] = "gzip"

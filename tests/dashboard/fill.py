@@ -75,9 +75,16 @@ def _player(name: str, seed: int) -> Any:
 
 
 def play(
-    names: Sequence[str], seed: int, first_dealer: int, game_id: str, *, fault_seat: int | None
+    names: Sequence[str],
+    seed: int,
+    first_dealer: int,
+    game_id: str,
+    *,
+    fault_seat: int | None,
+    forfeit: str = "",
 ) -> tuple[Game, bytes, list[int], int]:
-    """Play one game; action lines carry ms, bids a note, and one decision a timeout fault."""
+    """Play one game; action lines carry ms, bids a note, and one decision a timeout fault;
+    with `forfeit`, the seat to act at the 12th decision forfeits, saying so."""
     players = [_player(n, seed * 10 + i) for i, n in enumerate(names)]
     game = Game(SHORT, seed, first_dealer)
     think = [0, 0, 0, 0]
@@ -85,6 +92,9 @@ def play(
     while not game.is_over:
         seat = game.to_act
         assert seat is not None
+        if forfeit and decisions == 12:
+            game.forfeit(seat, forfeit)
+            break
         legal = game.legal()
         ms = 3 + (decisions * 7 + seat * 5) % 40
         extra: dict[str, Any] = {"ms": ms}
@@ -112,8 +122,10 @@ def fill(
     rate: bool = True,
     pending_sets: int = 0,
     tournament_id: str = FINISHED_TOURNAMENT,
+    forfeit: str = "",
 ) -> Filled:
-    """A finished round robin between `bots` (plus `pending_sets` queued ones), optionally rated."""
+    """A finished round robin between `bots` (plus `pending_sets` queued ones), optionally rated;
+    with `forfeit`, the first game ends as a forfeit with that detail."""
     out = Filled()
     refs = [add_bot(db, b) for b in bots]
     out.bots = list(bots)
@@ -146,7 +158,12 @@ def fill(
             gid = repo.game_id(set_id, game_index)
             fault_seat = 1 if index == 0 and game_index == 0 else None
             game, record, think, decisions = play(
-                names, planned.seed, planned.first_dealer, gid, fault_seat=fault_seat
+                names,
+                planned.seed,
+                planned.first_dealer,
+                gid,
+                fault_seat=fault_seat,
+                forfeit=forfeit if index == 0 and game_index == 0 else "",
             )
             faults = (
                 [FaultInfo(seat=1, kind="timeout", hand=1, detail="no reply", stderr=XSS_STDERR)]
@@ -160,6 +177,7 @@ def fill(
                     scores=(game.scores[0], game.scores[1]),
                     winner=game.winner,
                     reason=game.end_reason or "max_hands",
+                    forfeit_seat=game.events[-1].get("forfeit_seat"),
                     hands=game.hand_number,
                     record=record,
                     decisions=decisions,

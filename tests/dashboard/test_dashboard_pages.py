@@ -9,6 +9,8 @@ from urllib.parse import quote
 import pytest
 from flask.testing import FlaskClient
 
+from arena.storage import open_database
+from dashboard import create_app
 from tests.dashboard.fill import (
     FINISHED_TOURNAMENT,
     RULESET,
@@ -17,6 +19,7 @@ from tests.dashboard.fill import (
     XSS_NOTE,
     XSS_STDERR,
     Site,
+    fill,
 )
 
 FINISHED = FINISHED_TOURNAMENT
@@ -256,6 +259,25 @@ def test_game_page_summarises_hands_timings_and_faults(client: FlaskClient, site
     assert _json(client, f"/api/games/{mirror}")["mirror_id"] == FIRST_GAME
 
 
+def test_a_forfeit_shows_why_on_the_game_page(tmp_path: Path) -> None:
+    # A refused Hello, say: its words were only in the downloadable record.
+    why = "seat 1 did not connect within 2000 ms; seat 1's Hello was refused: <pretend>"
+    url = f"sqlite:///{tmp_path / 'forfeit.db'}"
+    with open_database(url) as db:
+        fill(db, bots=("greedy", "random"), forfeit=why)
+    app = create_app({"DATABASE_URL": url, "TESTING": True})
+    try:
+        client = app.test_client()
+        data = _json(client, f"/api/games/{FIRST_GAME}")
+        assert data["reason"] == "forfeit" and data["forfeit_detail"] == why
+        from markupsafe import escape
+
+        html = _html(client, f"/games/{FIRST_GAME}")
+        assert f"forfeited: {escape(why)})" in html
+    finally:
+        app.extensions["arena_database"].dispose()
+
+
 def test_record_download_is_byte_identical(client: FlaskClient, site: Site) -> None:
     for game_id, record in site.filled.records.items():
         for path in (f"/games/{game_id}/record.jsonl", f"/api/games/{game_id}/record.jsonl"):
@@ -362,6 +384,8 @@ def test_replay_frames_are_gzipped_for_clients_that_take_it(
     )
     assert gzip.decompress(packed.get_data()) == plain.get_data()
     assert len(packed.get_data()) * 5 < len(plain.get_data())
+    refused = client.get(path, headers={"Accept-Encoding": "gzip;q=0, deflate"})
+    assert "Content-Encoding" not in refused.headers and refused.get_data() == plain.get_data()
 
 
 def test_bad_perspective_is_a_400(client: FlaskClient) -> None:
