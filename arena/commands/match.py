@@ -132,6 +132,7 @@ def _indented(text: str) -> None:
 def _play_here(db: Database, set_ids: list[str], sprt: Sprt) -> int:
     from arena.gamemaster.client import GameMasterClient
     from arena.gamemaster.server import start_in_thread
+    from runner.gameset import GameAborted
     from runner.tournament import run_game_set
 
     token = secrets.token_hex(16)  # the bots it starts cannot end or read other games
@@ -140,7 +141,12 @@ def _play_here(db: Database, set_ids: list[str], sprt: Sprt) -> int:
         GameMasterClient(gm.address, admin_token=token) as client,
     ):
         for index, set_id in enumerate(set_ids, 1):
-            outcome = run_game_set(db, set_id, client)
+            while True:  # a set whose game was aborted is played again, as workers would
+                try:
+                    outcome = run_game_set(db, set_id, client)
+                    break
+                except GameAborted as exc:
+                    _indented(f"{exc}; playing the set again")
             if outcome.score_a is not None:
                 sprt.add(outcome.score_a)
             _report(db, set_id, sprt, index, len(set_ids), outcome.score_a)

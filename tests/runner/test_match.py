@@ -8,11 +8,12 @@ import re
 import signal
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from arena.storage import open_database, repo
-from tests.runner.conftest import ARENA, QUICK, ROOT, arena
+from tests.runner.conftest import ARENA, BOTS, QUICK, ROOT, arena
 
 
 def test_a_match_stops_as_soon_as_the_sprt_decides(
@@ -59,6 +60,30 @@ def test_a_match_says_why_a_bot_forfeited(
         done.stdout,
     )
     assert len(forfeits) == 2, done.stdout  # both games of the set
+
+
+def test_a_match_between_two_bots_that_cannot_start_fails_their_sets_saying_why(
+    arena_env: dict[str, str], register: Callable[..., list[str]], tmp_path: Path
+) -> None:
+    # Neither can win (the game is aborted): the set is played again, as workers would, and
+    # then fails naming both seats, not "the match was stopped".
+    import shutil
+
+    other = tmp_path / "crasher2"
+    shutil.copytree(BOTS / "crasher", other)
+    manifest = other / "bot.toml"
+    manifest.write_text(manifest.read_text().replace('name = "crasher"', 'name = "crasher2"'))
+    register("crasher", str(other))
+    done = arena(arena_env, "match", "crasher", "crasher2", "--sets", "1", "--ruleset", QUICK)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("; playing the set again") == 2, done.stdout
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        [tournament] = repo.list_tournaments(session)
+        [game_set] = repo.list_game_sets(session, tournament.id)
+    assert (game_set.state, game_set.attempts) == ("failed", 3)
+    assert "seat 0: crash: the agent exited with code 3 before connecting; seat 1: " in (
+        game_set.error
+    )
 
 
 def test_a_match_stopped_by_sigterm_settles_its_sets(
