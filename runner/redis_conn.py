@@ -168,10 +168,22 @@ def release_embedded(directory: Path) -> None:
     me = f"{_CLIENT_PREFIX}{os.getpid()}"
     with contextlib.suppress(redis.RedisError, OSError), _file_lock(directory / _LOCK_NAME):
         client = _client(socket_path)
-        names = {str(c.get("name", "")) for c in client.client_list()}
-        if any(n.startswith(_CLIENT_PREFIX) and n != me for n in names):
+        connections = client.client_list()
+        if not any(_is_other_process(c, me) for c in connections):
+            stop_embedded(directory)
             return
-        stop_embedded(directory)
+        # Leave now, as if already gone: a process exiting at the same moment, next under the
+        # lock, would otherwise count this one, each leave it to the other, and the server
+        # would run on with nobody to stop it.
+        this = client.client_id()
+        for c in connections:
+            if c.get("name") == me and int(c["id"]) != this:
+                client.client_kill_filter(_id=c["id"])
+
+
+def _is_other_process(connection: dict[str, Any], me: str) -> bool:
+    name = str(connection.get("name", ""))
+    return name.startswith(_CLIENT_PREFIX) and name != me
 
 
 def embedded_socket(directory: Path | None = None) -> str | None:

@@ -46,8 +46,17 @@ def _assert_nothing_left(tmp_path: Path, out: str) -> None:
     gm = re.search(r"game master on (127\.0\.0\.1:\d+)", out)
     assert gm is not None
     needles = [str(tmp_path), f"ARENA_GAME_MASTER={gm.group(1)}"]
+    from runner.redis_conn import embedded_socket
+
+    def left() -> list[str]:
+        # The embedded Redis writes over its own environment: its socket file tells instead.
+        redis_socket = embedded_socket(tmp_path / "data")
+        return _processes_mentioning(needles) + (
+            [f"Redis at {redis_socket}"] if redis_socket else []
+        )
+
     deadline = time.monotonic() + 10
-    while (leftovers := _processes_mentioning(needles)) and time.monotonic() < deadline:
+    while (leftovers := left()) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert leftovers == []
 

@@ -503,6 +503,49 @@ def test_releasing_the_embedded_redis_leaves_it_to_another_process_still_using_i
     assert not os.path.exists(socket_path)
 
 
+_RELEASING = """
+import sys, time
+from pathlib import Path
+from runner import redis_conn
+client = redis_conn.connect()
+client.incr("hits")
+print(client.connection_pool.connection_kwargs["path"], flush=True)
+sys.stdin.readline()
+redis_conn.release_embedded(Path(sys.argv[1]))  # as at exit, with this process still alive
+print("released", flush=True)
+time.sleep(60)
+"""
+
+
+def test_two_processes_leaving_at_once_still_stop_the_embedded_redis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each saw the other still connected and left the server to it: `arena demo` stopped by
+    # SIGTERM mid-tournament left its embedded Redis running, with no process of its own.
+    from runner import redis_conn
+
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("ARENA_REDIS_URL", "")
+    first = subprocess.Popen(
+        [sys.executable, "-c", _RELEASING, str(tmp_path)],
+        env={**os.environ}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        assert first.stdin is not None and first.stdout is not None
+        socket_path = first.stdout.readline().strip()
+        mine = redis_conn.connect()  # held: connected while the other one releases
+        assert mine.get("hits") == b"1"
+        first.stdin.write("go\n")
+        first.stdin.flush()
+        assert first.stdout.readline().strip() == "released"
+        redis_conn.release_embedded(tmp_path)  # the other one is still exiting
+        assert not os.path.exists(socket_path), "the last one out stopped it"
+    finally:
+        first.kill()
+        first.wait()
+        redis_conn.stop_embedded(tmp_path)
+
+
 @pytest.mark.parametrize("exclusive", [True, False])
 def test_an_exclusive_tournament_waits_for_a_bot_busy_elsewhere(
     arena_env: dict[str, str],
