@@ -21,7 +21,7 @@ import redis
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, Progress, open_database, repo
 from arena.storage.models import Game, Tournament
-from tests.runner.conftest import ARENA, QUICK, ROOT, game_is_open, wait_for
+from tests.runner.conftest import ARENA, QUICK, ROOT, RedisServer, game_is_open, wait_for
 
 
 def _tournament(env: dict[str, str], sets: int = 1) -> tuple[str, list[str]]:
@@ -739,32 +739,38 @@ def test_a_job_failed_by_a_killed_worker_is_replaced_within_the_minute(
     assert job is not None and job.get_status() == "queued"
 
 
-def test_a_worker_told_to_stop_while_it_waits_to_reconnect_stops(
+@contextlib.contextmanager
+def _worker_on_its_own_redis(
     arena_env: dict[str, str], tmp_path: Path
-) -> None:
-    # SIGTERM in the pause before a reconnect went to the old RQ worker object; the loop then
-    # started a new one that never heard it, and kept taking sets with no supervisor.
-    from tests.runner.conftest import RedisServer
-
+) -> Iterator[tuple[RedisServer, subprocess.Popen[bytes], Path]]:
+    """A worker process on a redis-server of the test's own (to kill and start again), and its
+    log; both ended afterwards."""
     server = RedisServer()
-    restarted = RedisServer(server.port)
     server.start()
     env = {**os.environ, **arena_env, "ARENA_REDIS_URL": server.url}
     log = tmp_path / "worker.log"
     worker = _started_worker(env, arena_env["ARENA_QUEUE"], log)
     try:
-        server.kill()
-        wait_for(lambda: "reconnecting in 4 s" in log.read_text(), 60, "a 4 s reconnect pause")
-        restarted.start()  # back, while the worker still pauses
-        worker.send_signal(signal.SIGTERM)
-        assert worker.wait(timeout=30) == 0, log.read_text()
-        assert "reconnected to Redis" not in log.read_text()
+        yield server, worker, log
     finally:
         if worker.poll() is None:
             worker.kill()
             worker.wait()
         server.kill()
-        restarted.kill()
+
+
+def test_a_worker_told_to_stop_while_it_waits_to_reconnect_stops(
+    arena_env: dict[str, str], tmp_path: Path
+) -> None:
+    # SIGTERM in the pause before a reconnect went to the old RQ worker object; the loop then
+    # started a new one that never heard it, and kept taking sets with no supervisor.
+    with _worker_on_its_own_redis(arena_env, tmp_path) as (server, worker, log):
+        server.kill()
+        wait_for(lambda: "reconnecting in 4 s" in log.read_text(), 60, "a 4 s reconnect pause")
+        server.start()  # back, while the worker still pauses
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0, log.read_text()
+        assert "reconnected to Redis" not in log.read_text()
 
 
 def test_a_worker_that_reconnects_leaves_no_listener_behind(
@@ -772,14 +778,7 @@ def test_a_worker_that_reconnects_leaves_no_listener_behind(
 ) -> None:
     # Each reconnect left the old worker's command listener running: a thread and a Redis
     # connection more, subscribed again once Redis was back, per restart.
-    from tests.runner.conftest import RedisServer
-
-    server = RedisServer()
-    server.start()
-    env = {**os.environ, **arena_env, "ARENA_REDIS_URL": server.url}
-    log = tmp_path / "worker.log"
-    worker = _started_worker(env, arena_env["ARENA_QUEUE"], log)
-    try:
+    with _worker_on_its_own_redis(arena_env, tmp_path) as (server, _, log):
         for restart in (1, 2):
             server.kill()
             wait_for(lambda n=restart: _count(log, "lost Redis") >= n, 60, "the worker to notice")
@@ -790,10 +789,6 @@ def test_a_worker_that_reconnects_leaves_no_listener_behind(
         time.sleep(5)  # a leaked listener retries every 2 s
         listeners = [c for c in redis.Redis.from_url(server.url).client_list() if int(c["sub"]) > 0]
         assert len(listeners) == 1, listeners
-    finally:
-        worker.kill()
-        worker.wait()
-        server.kill()
 
 
 def shut_down_redis_and_fail(port: int) -> None:
@@ -813,28 +808,13 @@ def test_a_worker_that_loses_redis_as_a_job_ends_says_so_in_a_line(
     from rq import Queue
     from rq.serializers import JSONSerializer
 
-    from tests.runner.conftest import RedisServer
-
-    server = RedisServer()
-    server.start()
-    env = {**os.environ, **arena_env, "ARENA_REDIS_URL": server.url}
-    log = tmp_path / "worker.log"
-    worker = _started_worker(env, arena_env["ARENA_QUEUE"], log)
-    try:
-        queue = Queue(
-            arena_env["ARENA_QUEUE"],
-            connection=redis.Redis.from_url(server.url),
-            serializer=JSONSerializer,
-        )
+    with _worker_on_its_own_redis(arena_env, tmp_path) as (server, worker, log):
+        connection = redis.Redis.from_url(server.url)
+        queue = Queue(arena_env["ARENA_QUEUE"], connection=connection, serializer=JSONSerializer)
         queue.enqueue("tests.runner.test_mechanics.shut_down_redis_and_fail", server.port)
         wait_for(lambda: "reconnecting in 2 s" in log.read_text(), 60, "a second reconnect pause")
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(timeout=30) == 0, log.read_text()
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-            worker.wait()
-        server.kill()
     text = log.read_text()
     assert "Traceback" not in text, text
     [lost] = [line for line in text.splitlines() if "lost Redis ending job" in line]
