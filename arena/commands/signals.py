@@ -9,12 +9,21 @@ import signal
 STOPPING = (signal.SIGTERM, signal.SIGHUP)
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled as Ctrl-C is (`except KeyboardInterrupt` catches it).
+
+    Its own class because CPython run with -m exits by SIGINT, whatever the program returns,
+    once a plain KeyboardInterrupt has passed through code that C evaluated (PyRun_String, as
+    some libraries do), even one caught later: a demo stopped with `kill` then said "all
+    processes stopped" and died of SIGINT. CPython checks for exactly KeyboardInterrupt."""
+
+
 def _interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+    raise Stopped(f"signal {signal.Signals(signum).name}")
 
 
 def stop_like_ctrl_c() -> None:
-    """From now on SIGTERM and SIGHUP raise KeyboardInterrupt, as Ctrl-C does."""
+    """From now on SIGTERM and SIGHUP raise Stopped (a KeyboardInterrupt), as Ctrl-C does."""
     for signum in STOPPING:
         signal.signal(signum, _interrupt)
 
