@@ -17,6 +17,7 @@ from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, open_database
 from runner.periodic import every
+from runner.redis_conn import REDIS_DOWN
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def ratings_lock(connection: redis.Redis, ruleset: str) -> Iterator[None]:
     )
     try:
         lock.acquire()
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
+    except REDIS_DOWN as exc:
         # After a set is recorded: its job fails and its retry, finding the set done, rates.
         raise RatingsDeferred(
             f"no rating pass of {ruleset}: Redis did not answer ({exc}); the next one rates "

@@ -38,6 +38,10 @@ class RedisUnavailable(ArenaError, ConnectionError):
     """Redis cannot be reached; the message says how to fix it."""
 
 
+# What redis-py raises when Redis does not answer (gone, restarting, or too slow).
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+
+
 def redis_url() -> str:
     return env("ARENA_REDIS_URL").strip()
 
@@ -79,7 +83,7 @@ def connect(url: str | None = None, *, check: bool = True) -> redis.Redis:
 def ping(client: redis.Redis, where: str | None = None) -> None:
     try:
         client.ping()
-    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+    except (*REDIS_DOWN, OSError) as exc:
         where = _hide_password(where) if where else describe()
         raise RedisUnavailable(
             f"cannot reach Redis at {where} ({exc}): start redis-server or unset "
@@ -153,7 +157,7 @@ def _client(socket_path: str) -> redis.Redis:
 def _alive(client: redis.Redis) -> bool:
     try:
         client.ping()
-    except (redis.ConnectionError, redis.TimeoutError, OSError):
+    except (*REDIS_DOWN, OSError):
         return False
     return True
 

@@ -185,7 +185,7 @@ def run_scheduler(
                 scheduler.run_once()
                 wait = 1.0
                 _sleep(scheduler.calculate_sleep_interval(), lambda: stopping)
-            except (redis.ConnectionError, redis.TimeoutError) as exc:
+            except redis_conn.REDIS_DOWN as exc:
                 log.warning(
                     "lost Redis at %s (%s); retrying in %.0f s", redis_conn.describe(), exc, wait
                 )

@@ -203,7 +203,7 @@ def run_game_set(
         try:
             game_set = repo.get_game_set(session, set_id)
         except NotFound:
-            tournament_id = set_id.rsplit("-set-", 1)[0]
+            tournament_id = repo.tournament_of_set(set_id)
             if session.get(Tournament, tournament_id) is None:
                 raise OtherDatabase(
                     f"set {set_id}: tournament {tournament_id} is not in this worker's database "
@@ -302,14 +302,9 @@ def _after_failure(
     """What becomes of a set whose attempt number `attempts` failed with `exc`: raised for RQ
     to retry, given back (the game master went away), left to another run that took it over,
     or given up on as failed after MAX_ATTEMPTS."""
-    if lost_game_master(exc) or refused_admin(exc):
-        why = (
-            f"the game master went away mid-game ({exc}); the set is played again once it is "
-            "back, and this attempt does not count"
-            if lost_game_master(exc)
-            else f"the game master refused this worker ({exc}); the set waits for a worker it "
-            "accepts, and this attempt does not count"
-        )
+    why = _not_the_bots(exc)
+    if why is not None:
+        why += ", and this attempt does not count"
         with db.session() as session:
             repo.give_back_attempt(session, set_id, attempts, why)
         raise GameMasterDown(f"set {set_id}: {why}") from None
@@ -327,6 +322,18 @@ def _after_failure(
         hint = retry_hint(repo.get_tournament(session, tid))
     log.error("set %s failed on attempt %d, giving up (%s): %s", set_id, attempts, hint, exc)
     return SetOutcome(set_id, False, SetState.FAILED.value, attempts=attempts)
+
+
+def _not_the_bots(exc: Exception) -> str | None:
+    """Why a failed attempt is the arena's doing, not the bots' (what the set waits for);
+    None if it may be theirs."""
+    if lost_game_master(exc):
+        return (
+            f"the game master went away mid-game ({exc}); the set is played again once it is back"
+        )
+    if refused_admin(exc):
+        return f"the game master refused this worker ({exc}); the set waits for a worker it accepts"
+    return None
 
 
 def _beat(db: Database, set_id: str, attempts: int) -> None:

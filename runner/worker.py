@@ -31,6 +31,7 @@ from arena.errors import ArenaError
 from arena.storage.database import driver_reason
 from runner.periodic import every
 from runner.queue import queue_name as default_queue_name
+from runner.redis_conn import REDIS_DOWN
 
 log = logging.getLogger("arena.worker")
 
@@ -85,21 +86,24 @@ class ArenaWorker(SimpleWorker):
         with every(self.job_monitoring_interval, beat, "heartbeat"):
             try:
                 self.perform_job(job, queue, execution)
-            except (redis.ConnectionError, redis.TimeoutError) as exc:
-                # Redis went away while RQ stored the job's end (what it did is in the
-                # database; a lost job is queued again from there). RQ's loop would quit with
-                # a page of chained tracebacks: leave it quietly, and reconnect (work_forever).
-                ended = _job_error(exc)
-                self.log.warning(
-                    "Worker %s: lost Redis ending job %s%s (%s)",
-                    self.name,
-                    job.id,
-                    f", which failed: {ended}" if ended else "",
-                    exc,
-                )
-                self.lost_redis = True
-                raise StopRequested() from None
+            except REDIS_DOWN as exc:
+                self._lost_redis_ending(job, exc)
         self.set_state(WorkerStatus.IDLE)
+
+    def _lost_redis_ending(self, job: Job, exc: Exception) -> None:
+        """Redis went away while RQ stored the job's end (what the job did is in the database;
+        a lost job is queued again from there). RQ's loop would quit with a page of chained
+        tracebacks: say it in a line, leave the loop, and reconnect (work_forever)."""
+        ended = _job_error(exc)
+        self.log.warning(
+            "Worker %s: lost Redis ending job %s%s (%s)",
+            self.name,
+            job.id,
+            f", which failed: {ended}" if ended else "",
+            exc,
+        )
+        self.lost_redis = True
+        raise StopRequested() from None
 
     def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
         # RQ adds a fixed 60 s; a shorter grace means a dead worker's job expires sooner.
@@ -111,7 +115,7 @@ class ArenaWorker(SimpleWorker):
     def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
         try:
             super().heartbeat(timeout, pipeline)
-        except (redis.ConnectionError, redis.TimeoutError):
+        except REDIS_DOWN:
             if pipeline is not None or self.get_state() == WorkerStatus.BUSY:
                 raise
             # Idle, and Redis is gone. RQ would retry this same client forever, but an
@@ -133,7 +137,7 @@ class ArenaWorker(SimpleWorker):
     def teardown(self) -> None:
         try:
             super().teardown()
-        except (redis.ConnectionError, redis.TimeoutError):
+        except REDIS_DOWN:
             # RQ registers the worker's death before it stops the thread that listens for
             # commands: with Redis gone the first raised, and the thread lived on (retrying,
             # then subscribed again with its own connection), one more at each reconnect.
@@ -146,7 +150,7 @@ class ArenaWorker(SimpleWorker):
         # the database, and the heartbeat resumes once Redis is back.
         try:
             super().maintain_heartbeats(job, execution)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
+        except REDIS_DOWN as exc:
             self.log.warning("Worker %s: heartbeat failed (%s); the game goes on", self.name, exc)
 
 
@@ -196,7 +200,7 @@ def work_forever(queue: str, *, burst: bool = False) -> int:
                 return 0
             # RQ's loop quits on errors it does not handle (a Redis timeout among them).
             log.warning("worker loop ended without a stop request; starting it again")
-        except (redis.ConnectionError, redis.TimeoutError, redis_conn.RedisUnavailable) as exc:
+        except (*REDIS_DOWN, redis_conn.RedisUnavailable) as exc:
             if worker is not None and _stop_requested(worker):
                 return 0
             log.warning(
@@ -204,7 +208,7 @@ def work_forever(queue: str, *, burst: bool = False) -> int:
             )
         try:
             time.sleep(wait)
-        except (StopRequested, redis.ConnectionError, redis.TimeoutError):
+        except (StopRequested, *REDIS_DOWN):
             # How RQ's handler, still installed, stops a worker at rest; with Redis still gone
             # it fails as it records the stop, having noted it.
             return 0
@@ -292,7 +296,7 @@ class Supervisor:
 
         try:
             reconcile(jobs.database(), redis_conn.connect(), self.queue)
-        except (redis.ConnectionError, redis.TimeoutError, redis_conn.RedisUnavailable) as exc:
+        except (*REDIS_DOWN, redis_conn.RedisUnavailable) as exc:
             log.warning("reconciler: Redis unreachable at %s (%s)", redis_conn.describe(), exc)
         except OperationalError as exc:  # the database went away: the next pass tries again
             log.warning("reconciler: the database did not answer (%s)", driver_reason(exc))

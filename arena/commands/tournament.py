@@ -94,13 +94,12 @@ def _create(args: argparse.Namespace) -> int:
     if not args.no_enqueue:
         # Reach Redis before storing anything, so a missing Redis is reported up front.
         queue = arena_queue(redis_conn.connect())
+        if note := unshared_database_note():
+            print(note, file=sys.stderr)
 
         def enqueue(ids: Sequence[str]) -> int:
             return enqueue_game_sets(queue, ids)
 
-    note = None if args.no_enqueue else unshared_database_note()
-    if note:
-        print(note, file=sys.stderr)
     with _open() as db:
         tournament = create_tournament(
             db,

@@ -259,11 +259,11 @@ class GameMasterService:
     def _check_admin(self, context: grpc.aio.ServicerContext) -> None:
         if self.admin_token is not None and not self._is_admin(context):
             sent = any(key == wire.ADMIN_HEADER for key, _ in context.invocation_metadata() or ())
+            which = "the one sent is not it" if sent else "none was sent"
             raise Refused(
                 Refusal.ADMIN_ONLY,
                 f"admin calls need this game master's admin token (the {wire.ADMIN_HEADER} "
-                + ("header): the one sent is not it" if sent else "header): none was sent")
-                + "; give the caller the game master's ARENA_ADMIN_TOKEN",
+                f"header): {which}; give the caller the game master's ARENA_ADMIN_TOKEN",
             )
 
     def _is_admin(self, context: grpc.aio.ServicerContext) -> bool:

@@ -68,6 +68,7 @@ from arena.storage.values import (
     game_set_id,
     new_tournament_id,
     parse_ref,
+    tournament_of_set,
 )
 
 __all__ = [
@@ -89,6 +90,7 @@ __all__ = [
     "find_bot",
     "game_id",
     "game_set_id",
+    "tournament_of_set",
     "get_bot",
     "get_game",
     "get_game_record",

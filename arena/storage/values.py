@@ -113,6 +113,11 @@ def game_set_id(tournament_id: str, index: int) -> str:
     return f"{tournament_id}-set-{index:05d}"
 
 
+def tournament_of_set(set_id: str) -> str:
+    """The tournament id in a set id (game_set_id's inverse)."""
+    return set_id.rsplit("-set-", 1)[0]
+
+
 def game_id(set_id: str, game_index: int) -> str:
     return f"{set_id}-g{game_index}"
 
