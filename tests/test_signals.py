@@ -20,9 +20,9 @@ stop_like_ctrl_c()
 run = ctypes.pythonapi.PyRun_String
 run.restype = ctypes.py_object
 run.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.py_object, ctypes.py_object]
-print("running", flush=True)
-try:
-    run(b"import time\\nwhile True: time.sleep(0.01)", 257, {}, {})  # 257: Py_file_input
+try:  # "running" is printed inside the try: a SIGTERM sent as soon as it is read lands here
+    code = b"import time\\nprint('running', flush=True)\\nwhile True: time.sleep(0.01)"
+    run(code, 257, {}, {})  # 257: Py_file_input
 except KeyboardInterrupt:
     print("stopped", flush=True)
 sys.exit(0)
