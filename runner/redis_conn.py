@@ -186,8 +186,15 @@ def release_embedded(directory: Path) -> None:
 
 
 def _is_other_process(connection: dict[str, Any], me: str) -> bool:
+    """Whether the connection is another arena process's, and that process still runs. (A
+    connection outlives its process when a child inherited the socket, as an agent forked by a
+    worker does: the demo's last check after stopping its workers saw them and left the
+    server running with nobody to stop it.)"""
     name = str(connection.get("name", ""))
-    return name.startswith(_CLIENT_PREFIX) and name != me
+    if not name.startswith(_CLIENT_PREFIX) or name == me:
+        return False
+    pid = name.removeprefix(_CLIENT_PREFIX)
+    return not pid.isdigit() or running(int(pid))
 
 
 def embedded_socket(directory: Path | None = None) -> str | None:
@@ -215,7 +222,6 @@ def stop_embedded(directory: Path | None = None) -> bool:
     pid = _pid(info)
     if pid is not None:
         deadline = time.monotonic() + 5
-        # (A zombie would count as running; but the embedded server is never our child.)
         while running(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         if running(pid):

@@ -20,7 +20,7 @@ from types import FrameType
 from typing import Any
 
 import redis
-from rq import Queue, SimpleWorker
+from rq import Queue, SimpleWorker, worker_registration
 from rq.exceptions import StopRequested
 from rq.job import Job
 from rq.serializers import JSONSerializer
@@ -115,6 +115,7 @@ class ArenaWorker(SimpleWorker):
     def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
         try:
             super().heartbeat(timeout, pipeline)
+            self._still_registered(pipeline)
         except REDIS_DOWN:
             if pipeline is not None or self.get_state() == WorkerStatus.BUSY:
                 raise
@@ -123,6 +124,17 @@ class ArenaWorker(SimpleWorker):
             # and let work_forever connect afresh.
             self.lost_redis = True
             raise StopRequested() from None
+
+    def _still_registered(self, pipeline: Any) -> None:
+        """Keep this worker in RQ's list of workers (`rq info`, Worker.all) at each heartbeat.
+        RQ registers a worker only as it starts: after a Redis restart (this one keeping
+        nothing) a worker busy at the time went on unlisted, its heartbeats keeping a key of
+        one field alive. Writing the same fields again costs nothing in the same round trip."""
+        if self.birth_date is None:  # not registered yet at all
+            return
+        connection = pipeline if pipeline is not None else self.connection
+        connection.hset(self.key, mapping={**self.serialize(), "state": self.get_state()})
+        worker_registration.register(self, pipeline)
 
     def handle_exception(self, job: Job, *exc_info: Any) -> None:
         error = exc_info[1]

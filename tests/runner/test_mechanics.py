@@ -546,6 +546,46 @@ def test_two_processes_leaving_at_once_still_stop_the_embedded_redis(
         redis_conn.stop_embedded(tmp_path)
 
 
+_DIED_LEAVING_A_CHILD_CONNECTED = """
+import os, time
+from runner import redis_conn
+client = redis_conn.connect()
+client.incr("hits")
+child = os.fork()  # holds the connection's socket on, as an agent forked by a worker does
+if child == 0:
+    os.closerange(0, 3)  # not the test's pipes: it waits for their end
+    time.sleep(60)
+    os._exit(0)
+print(client.connection_pool.connection_kwargs["path"], child, flush=True)
+os._exit(0)  # killed, say: no release at exit
+"""
+
+
+def test_a_connection_left_by_a_dead_process_does_not_keep_the_embedded_redis_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `arena demo` stopped by SIGTERM: its last check, after its workers had gone, still saw
+    # their connections and left the server running with nobody to stop it.
+    from runner import redis_conn
+
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("ARENA_REDIS_URL", "")
+    dead = subprocess.run(
+        [sys.executable, "-c", _DIED_LEAVING_A_CHILD_CONNECTED],
+        env={**os.environ}, capture_output=True, text=True, cwd=ROOT, check=True,
+    )  # fmt: skip
+    socket_path, child = dead.stdout.split()
+    try:
+        mine = redis_conn.connect()
+        names = [c["name"] for c in mine.client_list()]
+        assert any(n.startswith("arena:") and n != f"arena:{os.getpid()}" for n in names), names
+        redis_conn.release_embedded(tmp_path)
+        assert not os.path.exists(socket_path), "stopped: nobody alive is using it"
+    finally:
+        os.kill(int(child), signal.SIGKILL)
+        redis_conn.stop_embedded(tmp_path)
+
+
 @pytest.mark.parametrize("exclusive", [True, False])
 def test_an_exclusive_tournament_waits_for_a_bot_busy_elsewhere(
     arena_env: dict[str, str],
@@ -994,3 +1034,35 @@ def test_the_run_playing_a_set_gives_signs_of_life(
         wait_for(lambda: (beat() or first) > first, 10, "a later sign of life")
         thread.join(60)
     assert played and getattr(played[0], "recorded", False)
+
+
+def test_a_worker_busy_through_a_redis_restart_is_listed_again_at_its_next_heartbeat(
+    arena_env: dict[str, str],
+) -> None:
+    # RQ registers a worker only as it starts: the operator's `rq info` lost a worker busy
+    # while Redis restarted, for as long as it ran.
+    from rq import Worker
+    from rq.worker import WorkerStatus
+
+    from runner import redis_conn
+    from runner.worker import make_worker
+
+    server = RedisServer()
+    server.start()
+    try:
+        connection = redis_conn.connect(server.url)
+        worker = make_worker(connection, arena_env["ARENA_QUEUE"])
+        worker.register_birth()
+        worker.set_state(WorkerStatus.BUSY)
+        assert [w.name for w in Worker.all(connection=connection)] == [worker.name]
+        server.kill()  # no persistence: it comes back empty
+        server.start()
+        assert Worker.all(connection=connection) == []
+        with connection.pipeline() as pipeline:  # as RQ's heartbeats mid-job send it
+            worker.heartbeat(pipeline=pipeline)
+            pipeline.execute()
+        [listed] = Worker.all(connection=connection)
+        assert (listed.name, listed.get_state()) == (worker.name, WorkerStatus.BUSY)
+        assert listed.queue_names() == [arena_env["ARENA_QUEUE"]]
+    finally:
+        server.kill()
