@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.exit_status import how_it_ended
 from arena.gamemaster.client import GameMasterClient, GameOutcome
 from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.gamemaster.policy import GameLimits
@@ -291,8 +292,7 @@ def _exited(group: Sequence[subprocess.Popen[bytes]], seat: int) -> str | None:
     code = group[seat].poll()
     if code is None:
         return None
-    how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
-    return f"crash: the agent {how} before connecting"
+    return f"crash: the agent {how_it_ended(code)} before connecting"
 
 
 def _reap(group: Sequence[subprocess.Popen[bytes]]) -> list[int | None]:

@@ -284,10 +284,25 @@ def test_stderr_is_capped_with_a_truncation_note(launched: Launched, tmp_path: P
     text = agent.stderr_text()
     head, note = text.split("\n[truncated: ")
     assert head.startswith("line 0000000000\n") and len(head.encode()) == 4096
-    assert note == f"{1024 * 1024 - 4096} more bytes not kept]\n"
+    note, tail = note.split("]\n")
+    assert note == f"{1024 * 1024 - 2 * 4096} bytes not kept; the last 4096 follow"
+    last = 1024 * 1024 // 16 - 1
+    assert tail.endswith(f"line {last - 1:010d}\nline {last:010d}\n") and len(tail) == 4096
     assert agent.stderr_path == tmp_path / "gs7-g0-s2.stderr.log"
     assert agent.stderr_path.stat().st_size == 4096  # the log file survives the agent
     assert agent.exit_reason() == "exited with code 3"
+
+
+def test_stderr_a_little_over_the_cap_is_kept_whole(tmp_path: Path) -> None:
+    from runner.launch.capture import StderrCapture
+
+    read, write = os.pipe()
+    capture = StderrCapture(os.fdopen(read, "rb"), 100, tmp_path / "stderr.log")
+    os.write(write, b"x" * 100 + b"\nthe last words\n")
+    os.close(write)
+    assert capture.join(timeout=10)
+    assert capture.text() == "x" * 100 + "\nthe last words\n"  # the tail holds what was cut
+    assert (tmp_path / "stderr.log").read_bytes() == b"x" * 100  # the file keeps the cap
 
 
 @pytest.mark.parametrize("trap", ["fifo", "symlink"])

@@ -14,12 +14,14 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
+from arena.gamemaster.policy import DETAIL_MAX_CHARS, NOTE_MAX_CHARS
 from arena.wire import pb
 
 # The stdio protocol's own version (the JSON shape); bumped only on incompatible changes.
 JSON_PROTOCOL_VERSION = 1
-# A reply line longer than this is cut before it is forwarded (the game master caps messages).
-MAX_REPLY_CHARS = 4000
+# How much of a reply's texts is forwarded: all the game master reads (one more character,
+# so that it still marks the cut), and together less than the 16 KiB message it accepts.
+_FORWARDED_CHARS = {"action": 3000, "note": NOTE_MAX_CHARS + 1, "error": DETAIL_MAX_CHARS + 1}
 _PHASE_WORDS = {
     pb.PHASE_UNSPECIFIED: "unspecified",
     pb.PHASE_AUCTION: "auction",
@@ -239,32 +241,39 @@ def to_lines(msg: pb.ServerMessage, events: bool = True) -> list[Line]:
     return out
 
 
-def reply_from_line(text: str, pending: int) -> pb.Reply:
-    """The Reply a bot's output line stands for; never raises.
+def reply_from_line(text: str, pending: int) -> tuple[pb.Reply, str]:
+    """The Reply a bot's output line stands for, and what is wrong with the line ("" if
+    nothing) for the bridge to tell the bot's author; never raises.
 
     A JSON object gives request_id (default: ``pending``, the oldest unanswered request),
     action, note and error. Anything else is forwarded verbatim as the action text of the
     pending request, so a bot may answer with a bare action ("pass"), and garbage becomes the
     game master's "malformed" fault instead of being hidden by the bridge.
     """
-    text = text.strip()[:MAX_REPLY_CHARS]
+    text = text.strip()
     try:
         value = json.loads(text) if text.startswith("{") else None
-    except ValueError:
-        value = None
+    except ValueError as exc:
+        problem = f"a line starting with {{ is not valid JSON ({exc}): sent as the action text"
+        return pb.Reply(request_id=pending, action=_cut(text, "action")), problem
     if not isinstance(value, dict):
-        return pb.Reply(request_id=pending, action=text)
+        return pb.Reply(request_id=pending, action=_cut(text, "action")), ""
     rid = value.get("request_id", pending)
     if isinstance(rid, str) and rid.isdigit():  # a bot that quoted the id
         rid = int(rid)
     if not isinstance(rid, int) or isinstance(rid, bool) or not 0 <= rid < 2**64:
         rid = pending
-    return pb.Reply(
-        request_id=rid,
-        action=_text(value.get("action")),
-        note=_text(value.get("note")),
-        error=_text(value.get("error")),
-    )
+    if value.get("action") is None and value.get("error") is None:
+        # The whole line as the action: the game master's fault then shows what arrived.
+        keys = ", ".join(sorted(map(str, value))) or "none"
+        problem = f'a reply with neither "action" nor "error" (its keys: {keys})'
+        return pb.Reply(request_id=rid, action=_cut(text, "action")), problem
+    texts = {name: _cut(_text(value.get(name)), name) for name in _FORWARDED_CHARS}
+    return pb.Reply(request_id=rid, **texts), ""
+
+
+def _cut(text: str, field: str) -> str:
+    return text[: _FORWARDED_CHARS[field]]
 
 
 def _text(value: Any) -> str:

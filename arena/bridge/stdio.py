@@ -34,9 +34,11 @@ from arena.agent import (
     stream_failure,
 )
 from arena.bridge import messages
+from arena.exit_status import end_like, how_it_ended
 from arena.wire import pb
 
-# Exit code when the bot exited (or could not be started) before the game ended.
+# Exit code when the bot exited (or could not be started) before the game ended, unless it
+# ended with an exit code or signal of its own, which the bridge then ends with.
 EXIT_BOT = 6
 # Seconds the bot has to exit after the game_end line before it is killed.
 EXIT_GRACE_S = 3.0
@@ -79,6 +81,7 @@ class StdioBridge:
         self._unanswered: deque[int] = deque()
         self._ended = False  # game_end received
         self._died_early = False  # the bot left before the game ended (not after game_end)
+        self.bot_returncode: int | None = None  # how it ended, if it left early
         self._silent = True  # no line from the bot yet
         self._proc: asyncio.subprocess.Process | None = None
 
@@ -115,7 +118,12 @@ class StdioBridge:
             if not text:
                 continue
             self._silent = False
-            reply = messages.reply_from_line(text, self._unanswered[0] if self._unanswered else 0)
+            if len(raw) >= MAX_LINE_BYTES:
+                self._say(f"a line of more than {MAX_LINE_BYTES} bytes: the rest was dropped")
+            pending = self._unanswered[0] if self._unanswered else 0
+            reply, problem = messages.reply_from_line(text, pending)
+            if problem:  # the game master's fault says what arrived; this says why
+                self._say(problem)
             if reply.request_id in self._unanswered:
                 while self._unanswered.popleft() != reply.request_id:
                     pass
@@ -127,7 +135,8 @@ class StdioBridge:
             return
         self._died_early = True
         code = await self._exit_code(timeout=1.0)  # stdout closes a moment before the exit
-        why = f"exited with code {code}" if code is not None else "closed its stdout"
+        self.bot_returncode = code
+        why = how_it_ended(code) if code is not None else "closed its stdout"
         self._say(f"the bot {why} before the game ended; ending the stream (a forfeit)")
         with contextlib.suppress(*_STREAM_OVER):
             await call.done_writing()  # half-close: the game master sees the seat leave
@@ -264,4 +273,10 @@ def run_from_env(command: Sequence[str], *, events: bool = True, agent_name: str
     if not token:
         print("ARENA_SEAT_TOKEN is not set: the platform starts agents with it", file=sys.stderr)
         return 2
-    return StdioBridge(command, events=events, agent_name=agent_name).run(address, token)
+    bridge = StdioBridge(command, events=events, agent_name=agent_name)
+    code = bridge.run(address, token)
+    if code == EXIT_BOT and bridge.bot_returncode:
+        # Ended as the bot did, so the platform's verdict is the bot's own: its exit code,
+        # its crash, the CPU time limit that killed it (the limits apply to each process).
+        return end_like(bridge.bot_returncode)
+    return code

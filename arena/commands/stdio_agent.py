@@ -18,7 +18,9 @@ examples:
   arena stdio-agent --no-events -- sh sample_agents/stdio/fallback.sh
 
 exit codes: 0 the game ended, 2 no seat token, 3 the seat was refused, 4 the game master was
-unreachable, 5 the connection was lost, 6 the bot exited (or did not start) before the end.
+unreachable, 5 the connection was lost, 6 the bot exited with 0 (or did not start) before the
+end. A bot that failed before the end (an exit code, a signal) is passed on: the bridge ends
+the same way.
 """
 
 

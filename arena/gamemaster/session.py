@@ -92,6 +92,7 @@ class SeatState:
     outbox: Outbox | None = None
     pending: _Pending | None = None
     expired: set[int] = field(default_factory=set)  # request ids that timed out
+    answered: set[int] = field(default_factory=set)  # request ids settled otherwise
     decisions: int = 0
     faults: Counter[FaultKind] = field(default_factory=Counter)
     total_ms: float = 0.0
@@ -214,7 +215,16 @@ class GameSession:
                 st.late_replies += 1
                 self._unsolicited(st)
                 return
-            problem = f"reply to unknown request id {rid} (never sent or already answered)"
+            if rid in st.answered:
+                # It answers nothing, so it does not settle the pending decision either: taken
+                # as that one's answer, a bot that printed a line twice lost every decision after
+                # to the fallback, its real answers each arriving one decision late.
+                self._unsolicited(st)
+                if not self.finished:
+                    problem = f"a second reply to request {rid}, which was already answered"
+                    self._fault_between_decisions(st, FaultKind.MALFORMED, problem)
+                return
+            problem = f"reply to unknown request id {rid} (never sent)"
         elif msg is None:
             problem = f"unreadable message ({len(raw)} bytes that are not an AgentMessage)"
         elif kind == "hello":
@@ -432,6 +442,8 @@ class GameSession:
         if pending is None or self.finished:
             return
         st.pending = None
+        if answer is not _TIMED_OUT:
+            st.answered.add(pending.request_id)
         try:
             self._settle(st, pending, answer)
             if not self.game.is_over:

@@ -1,4 +1,4 @@
-"""Drain agents' stderr pipes, keeping the first N bytes (and a short tail for diagnosis)."""
+"""Drain agents' stderr pipes, keeping the first N bytes and a short tail."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class StderrCapture:
     """Drains a pipe (on the process's one pump thread) so a chatty agent never blocks on it.
 
     The first `limit` bytes are kept in memory and mirrored to `path`; the rest is counted
-    and dropped, except the last TAIL_BYTES, kept only to explain how the agent died.
+    and dropped, except the last TAIL_BYTES, kept in memory to show how the agent ended.
     """
 
     def __init__(self, pipe: IO[bytes], limit: int, path: Path) -> None:
@@ -96,10 +96,16 @@ class StderrCapture:
             return self._dropped
 
     def text(self) -> str:
+        """The head, and after a cut the tail: how the agent ended (its last words, a stdio
+        bot's bridge saying why) comes last, after whatever filled the head."""
         with self._lock:
             text = self._head.decode("utf-8", errors="replace")
             if self._dropped:
-                text += f"\n[truncated: {self._dropped} more bytes not kept]\n"
+                tail = self._tail[-min(self._dropped, TAIL_BYTES) :]
+                cut = self._dropped - len(tail)
+                if cut:
+                    text += f"\n[truncated: {cut} bytes not kept; the last {len(tail)} follow]\n"
+                text += tail.decode("utf-8", errors="replace")
             return text
 
     def sample(self) -> str:

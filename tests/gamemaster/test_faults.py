@@ -154,10 +154,20 @@ def test_garbage_answers_are_malformed_faults(gm, client, bystander, mode, words
     assert all(words in str(f["detail"]) for f in faults)
 
 
-def test_reply_with_an_old_request_id_is_a_malformed_fault(gm, client, bystander) -> None:
+def test_reply_with_an_old_request_id_is_a_malformed_fault_that_answers_nothing(
+    gm, client, bystander
+) -> None:
+    # A bot that printed a reply twice: the second copy must not take the place of its answer
+    # to the next decision (that made every answer after it one decision late: all faults).
     match, outcome = bad_game(gm, client, misbehaving("stale_id.py"))
-    faults = assert_fault_limit(outcome, "malformed")
-    assert all("unknown request id" in str(f["detail"]) for f in faults)
+    assert_forfeit_by_seat0(outcome)
+    faults = fault_lines(outcome.record)
+    assert len(faults) == FAST.fault_limit
+    assert [(f["event"], f["seat"], f["fault"]) for f in faults] == [
+        ("fault", 0, "malformed")
+    ] * FAST.fault_limit, "no action played for them: the seat's own answers were"
+    assert all("which was already answered" in str(f["detail"]) for f in faults)
+    assert str(forfeit_line(outcome.record)["detail"]).startswith("fault limit")
 
 
 def test_agent_exception_is_a_crash_fault(gm, client, bystander) -> None:

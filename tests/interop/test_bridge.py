@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 
 import pytest
 
@@ -70,13 +71,48 @@ def test_a_line_too_long_is_cut_and_its_rest_skipped() -> None:
         ("not json {", 3, (3, "not json {", "", "")),  # forwarded: a "malformed" fault there
         ('{"request_id": 7, "action": ["play", "KH"]}', 3, (7, '["play", "KH"]', "", "")),
         ("[1, 2]", 0, (0, "[1, 2]", "", "")),
+        ('{"action": "pass", "note": "' + "n" * 30000 + '"}', 3, (3, "pass", "n" * 201, "")),
     ],
 )
 def test_a_bot_line_becomes_the_reply_it_stands_for(
     line: str, pending: int, expected: tuple[int, str, str, str]
 ) -> None:
-    reply = messages.reply_from_line(line, pending)
+    reply, problem = messages.reply_from_line(line, pending)
     assert (reply.request_id, reply.action, reply.note, reply.error) == expected
+    assert problem == ""
+
+
+@pytest.mark.parametrize(
+    ("line", "action", "problem"),
+    [
+        (
+            '{"request_id":8,"action":"pass"',
+            '{"request_id":8,"action":"pass"',
+            "a line starting with { is not valid JSON (Expecting ',' delimiter: line 1 column 32"
+            " (char 31)): sent as the action text",
+        ),
+        (
+            '{"request_id":8,"acton":"pass"}',
+            '{"request_id":8,"acton":"pass"}',
+            'a reply with neither "action" nor "error" (its keys: acton, request_id)',
+        ),
+        ("{}", "{}", 'a reply with neither "action" nor "error" (its keys: none)'),
+    ],
+)
+def test_a_reply_line_that_cannot_be_right_is_forwarded_whole_and_explained(
+    line: str, action: str, problem: str
+) -> None:
+    reply, said = messages.reply_from_line(line, 3)
+    assert (reply.action, said) == (action, problem)
+
+
+def test_a_reply_of_any_length_fits_in_one_message_of_the_game_master() -> None:
+    from arena.gamemaster.policy import MAX_AGENT_MESSAGE_BYTES
+
+    huge = "\U0001f0a1" * 20000  # four bytes each in UTF-8
+    line = json.dumps({"action": huge, "note": huge, "error": huge}, ensure_ascii=False)
+    reply, _ = messages.reply_from_line(line, 3)
+    assert len(pb.AgentMessage(reply=reply).SerializeToString()) < MAX_AGENT_MESSAGE_BYTES
 
 
 def test_decision_lines_carry_the_whole_observation_with_nulls_for_absent_fields() -> None:
@@ -175,10 +211,21 @@ def test_a_bot_that_exits_mid_game_forfeits_and_the_bridge_says_so(
     forfeit = [r for r in _records(outcome.record) if r.get("event") == "forfeit"]
     assert len(forfeit) == 1 and forfeit[0]["seat"] == 1
     verify_text(outcome.record)
-    assert result.exit_codes[1] == EXIT_BOT
+    assert result.exit_codes[1] == 1, "the bridge ends as its bot did"
     assert "exited with code 1 before the game ended" in result.stderr(1)
     assert "exiting mid-game" in result.stderr(1)  # the bot's stderr passes through
     assert result.exit_codes[0] == result.exit_codes[2] == result.exit_codes[3] == 0
+
+
+def test_a_bot_killed_by_a_signal_mid_game_takes_the_bridge_with_it(
+    local_gm: LocalGameMaster,
+) -> None:
+    # So the launcher's verdict is the bot's: SIGXCPU is a CPU time limit, not "exit code 6".
+    seats = [PY_GREEDY, misbehaving("killed", "3"), PY_GREEDY, PY_RANDOM]
+    (result,) = local_gm.play([GameSpec("standard", 6, seats)], timeout=120)
+    assert (result.outcome.reason, result.outcome.forfeit_seat) == ("forfeit", 1)
+    assert result.exit_codes[1] == -signal.SIGXCPU
+    assert "the bot was killed by SIGXCPU before the game ended" in result.stderr(1)
 
 
 def test_a_bot_that_never_answers_times_out_to_a_forfeit_and_is_killed() -> None:

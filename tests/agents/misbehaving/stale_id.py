@@ -1,4 +1,5 @@
-"""Answers the first decision properly, then every later one with that first request's id."""
+"""Answers every decision, each after the first twice: once more with the first request's id
+(already answered), then properly."""
 
 from _common import RawSeat, random_action
 
@@ -7,4 +8,6 @@ first = None
 for decision in seat.decisions():
     if first is None:
         first = decision.request_id
-    seat.reply(first, random_action(decision, seat.rng))
+    else:
+        seat.reply(first, random_action(decision, seat.rng))
+    seat.reply(decision.request_id, random_action(decision, seat.rng))

@@ -2,13 +2,16 @@
 """A stdio bot that misbehaves on purpose: `misbehaving_stdio.py MODE [N]` (standard library only).
 
 Modes: garbage (N unreadable lines, then fallbacks), bare (fallbacks as bare text, no JSON),
-exit (answer N decisions, then exit with code 1), silent (read, never answer), deaf (never read
-stdin, never answer).
+exit (answer N decisions, then exit with code 1), killed (answer N decisions, then die of
+SIGXCPU, as at a CPU time limit), silent (read, never answer), deaf (never read stdin, never
+answer).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import time
 
@@ -34,6 +37,8 @@ def main() -> int:
         elif mode == "exit" and answered >= n:
             print("misbehaving_stdio: exiting mid-game", file=sys.stderr)
             return 1
+        elif mode == "killed" and answered >= n:
+            os.kill(os.getpid(), signal.SIGXCPU)
         elif mode == "silent":
             pass
         else:

@@ -1,0 +1,32 @@
+"""A child process's exit status in words, and passing it on as one's own."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def how_it_ended(returncode: int) -> str:
+    """Popen's returncode in words: "exited with code 7", "was killed by SIGXCPU"."""
+    if returncode >= 0:
+        return f"exited with code {returncode}"
+    try:
+        return f"was killed by {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"was killed by signal {-returncode}"
+
+
+def end_like(returncode: int) -> int:
+    """End this process as the child with `returncode` ended: killed by the same signal (the
+    default action of most signals ends the process), else returns the exit code to exit
+    with. So whoever watches this process sees the child's own end: a CPU time limit's
+    SIGXCPU, a crash's SIGSEGV, an exit code."""
+    if returncode >= 0:
+        return returncode
+    number = -returncode
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(number, signal.SIG_DFL)
+    os.kill(os.getpid(), number)
+    return 128 + number  # a signal whose default action is not to end the process
