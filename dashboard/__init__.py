@@ -13,7 +13,7 @@ from dashboard.views import BLUEPRINTS
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build the app; the database URL comes from `test_config` or ARENA_DATABASE_URL."""
     app = Flask(__name__)
-    app.config.from_mapping(DATABASE_URL=None, REPLAY_CACHE_SIZE=8, PAGE_SIZE=50)
+    app.config.from_mapping(DATABASE_URL=None, REPLAY_CACHE_SIZE=32, PAGE_SIZE=50)
     if test_config:
         app.config.from_mapping(test_config)
     if not app.config["DATABASE_URL"]:

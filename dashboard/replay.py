@@ -61,7 +61,7 @@ def _cards(cards: Sequence[int]) -> list[str]:
     return [CARD_TEXT[c] for c in cards]
 
 
-def _full_state(game: Game) -> dict[str, Any]:
+def _full_state(game: Game, auction: list[list[Any]]) -> dict[str, Any]:
     return {
         "hand": game.hand_number,
         "dealer": game.dealer,
@@ -71,7 +71,7 @@ def _full_state(game: Game) -> dict[str, Any]:
         "counts": [len(h) for h in game.hands],
         "stock": _cards(game.stock),
         "stock_count": len(game.stock),
-        "auction": [[s, str(a)] for s, a in game.auction],
+        "auction": auction,
         "high_bid": game.high_bid,
         "bidder": game.bidder,
         "contract": game.contract,
@@ -95,8 +95,9 @@ def _full_state(game: Game) -> dict[str, Any]:
     }
 
 
-def _seat_state(game: Game, seat: int) -> dict[str, Any]:
-    """The same shape as the full state, from the seat's observation alone."""
+def _seat_state(game: Game, seat: int, auction: list[list[Any]]) -> dict[str, Any]:
+    """The same shape as the full state, from the seat's observation alone (and the auction,
+    which is public: the full state's, `auction`)."""
     obs = observe(game, seat).to_dict()
     hands: list[list[str] | None] = [None, None, None, None]
     hands[seat] = obs["hand"]
@@ -111,7 +112,7 @@ def _seat_state(game: Game, seat: int) -> dict[str, Any]:
         "counts": list(obs["card_counts"]),
         "stock": None,
         "stock_count": obs["stock_count"],
-        "auction": [list(a) for a in obs["auction"]],
+        "auction": auction,
         "high_bid": obs["high_bid"],
         "bidder": obs["bidder"],
         "contract": obs["contract"],
@@ -224,13 +225,40 @@ def _decision(line: dict[str, Any], viewer: int | None) -> dict[str, Any]:
     return out
 
 
+class _Auction:
+    """The auction as text, kept up to date bid by bid: written out afresh at every decision,
+    long auctions (a bid a point higher each time) took most of a long game's replay."""
+
+    def __init__(self) -> None:
+        self._seen: list[Any] = []  # the engine's entries, to tell a new auction from more bids
+        self._text: list[list[Any]] = []
+
+    def now(self, game: Game) -> list[list[Any]]:
+        """A list of its own for each frame; the [seat, action] pairs are shared, never changed."""
+        auction = game.auction
+        known = len(self._seen)
+        if len(auction) < known or (known and auction[known - 1] is not self._seen[-1]):
+            self._seen, self._text = [], []  # a new hand's auction
+        for entry in auction[len(self._seen) :]:
+            self._seen.append(entry)
+            self._text.append([entry[0], str(entry[1])])
+        return self._text[:]
+
+
 class _Builder:
-    def __init__(self, lines: list[dict[str, Any]]) -> None:
+    """Re-plays the record's lines, describing each frame; with `frames=False` it only counts
+    them and notes where each hand starts (what the replay page needs, in a fraction of the
+    time)."""
+
+    def __init__(self, lines: list[dict[str, Any]], *, frames: bool = True) -> None:
         self.lines = lines
+        self.with_frames = frames
         self.frames: dict[str, list[dict[str, Any]]] = {p: [] for p in PERSPECTIVES}
+        self.frame_count = 0
         self.hand_starts: list[dict[str, int]] = []
         self.decisions = 0
         self.states: list[dict[str, Any]] = []
+        self.auction = _Auction()
 
     def provider(self, deals: dict[int, dict[str, Any]]) -> Any:
         def provide(hand: int, dealer: int) -> Deal:
@@ -251,7 +279,10 @@ class _Builder:
         result: dict[str, Any] | None = None,
     ) -> None:
         if kind == "deal":
-            self.hand_starts.append({"hand": states[0]["hand"], "frame": len(self.frames[FULL])})
+            self.hand_starts.append({"hand": states[0]["hand"], "frame": self.frame_count})
+        self.frame_count += 1
+        if not self.with_frames:
+            return
         for i, perspective in enumerate(PERSPECTIVES):
             viewer = None if perspective == FULL else int(perspective)
             state = dict(states[i])
@@ -271,7 +302,12 @@ class _Builder:
             )
 
     def snapshot(self, game: Game) -> list[dict[str, Any]]:
-        self.states = [_full_state(game)] + [_seat_state(game, s) for s in range(4)]
+        if not self.with_frames:
+            self.states = [{"hand": game.hand_number}]
+            return self.states
+        auction = self.auction.now(game)
+        seats = [_seat_state(game, s, auction) for s in range(4)]
+        self.states = [_full_state(game, auction), *seats]
         return self.states
 
     def run(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -311,7 +347,7 @@ class _Builder:
             ends = [i for i, e in enumerate(new) if e["event"] == "hand_end"]
             if ends:
                 cut = ends[0] + 1
-                over = [_hand_over(s, new[:cut]) for s in before]
+                over = [_hand_over(s, new[:cut]) for s in before] if self.with_frames else before
                 hand_end = {k: v for k, v in new[ends[0]].items() if k != "event"}
                 self.emit("hand_end", over, new[:cut], decision, {"hand_end": hand_end})
                 if game.is_over:
@@ -342,6 +378,29 @@ def _game_end(events: list[Event]) -> dict[str, Any] | None:
 
 def build_replay(game_id: str, record: bytes) -> Replay:
     """Re-play `record`; ReplayError if it is not a record the engine can re-play."""
+    builder = _Builder(_lines(record))
+    head, end = _run(builder)
+    seats = head.get("seats") or []
+    header = {
+        "game_id": game_id,
+        "ruleset": head.get("ruleset") if isinstance(head.get("ruleset"), str) else "custom",
+        "first_dealer": head.get("first_dealer"),
+        "seed": head.get("seed"),
+        "agents": [str(s.get("agent", "")) for s in seats if isinstance(s, dict)],
+        "frame_count": builder.frame_count,
+    }
+    return Replay(header, builder.frames, builder.hand_starts, end)
+
+
+def hand_starts(record: bytes) -> list[dict[str, int]]:
+    """Where each hand starts in the replay of `record` (`Replay.hand_starts`), without
+    describing a frame; ReplayError as `build_replay`."""
+    builder = _Builder(_lines(record), frames=False)
+    _run(builder)
+    return builder.hand_starts
+
+
+def _lines(record: bytes) -> list[dict[str, Any]]:
     lines = []
     for number, raw in enumerate(record.decode("utf-8").splitlines(), start=1):
         if raw.strip():
@@ -353,22 +412,15 @@ def build_replay(game_id: str, record: bytes) -> Replay:
                 lines.append(value)
     if not lines:
         raise ReplayError("the record is empty")
-    builder = _Builder(lines)
+    return lines
+
+
+def _run(builder: _Builder) -> tuple[dict[str, Any], dict[str, Any] | None]:
     try:
-        head, end = builder.run()
+        return builder.run()
     except ReplayError:
         raise
     except (IndexError, KeyError, TypeError, ValueError) as exc:
         # A damaged line the checks above let through (a deal with no hands, say): the engine
         # cannot re-play it, and says so, rather than the page failing.
         raise ReplayError(f"the record cannot be re-played: {type(exc).__name__}: {exc}") from None
-    seats = head.get("seats") or []
-    header = {
-        "game_id": game_id,
-        "ruleset": head.get("ruleset") if isinstance(head.get("ruleset"), str) else "custom",
-        "first_dealer": head.get("first_dealer"),
-        "seed": head.get("seed"),
-        "agents": [str(s.get("agent", "")) for s in seats if isinstance(s, dict)],
-        "frame_count": len(builder.frames[FULL]),
-    }
-    return Replay(header, builder.frames, builder.hand_starts, end)

@@ -11,37 +11,39 @@ from flask.typing import ResponseReturnValue
 from arena.storage import repo
 from dashboard.db import session
 from dashboard.queries.games import game_page
-from dashboard.replay import FULL, PERSPECTIVES, Replay, ReplayError, build_replay
+from dashboard.replay import FULL, PERSPECTIVES, Replay, ReplayError, build_replay, hand_starts
 from dashboard.views.common import cached
 
 bp = Blueprint("replay", __name__)
 
 
 class _Served:
-    """A replay as served: each perspective's JSON (about a megabyte for a long game) encoded,
-    and gzipped, once, when first asked for; the page itself needs only the hand starts."""
+    """A replay as served: each perspective's JSON, gzipped, all made at once. The frames
+    are then dropped: a long game's took over 100 MB, its five JSON bodies gzipped under 1 MB
+    (JSON repeats most of the table from one frame to the next)."""
 
     def __init__(self, replay: Replay) -> None:
-        self.hand_starts = replay.hand_starts
-        self._replay = replay
-        self._encoded: dict[tuple[str, bool], bytes] = {}  # (perspective, gzipped) -> bytes
+        self._gzipped = {p: _gzipped_json(replay.for_perspective(p)) for p in PERSPECTIVES}
 
     def body(self, perspective: str, gzipped: bool) -> bytes:
-        found = self._encoded.get((perspective, gzipped))
-        if found is None:  # two threads may both encode it: the same bytes
-            frames = self._replay.for_perspective(perspective)
-            found = json.dumps(frames, ensure_ascii=False, separators=(",", ":")).encode()
-            if gzipped:
-                found = gzip.compress(found, 6, mtime=0)
-            self._encoded[(perspective, gzipped)] = found
-        return found
+        found = self._gzipped[perspective]
+        return found if gzipped else gzip.decompress(found)
+
+
+def _gzipped_json(value: object) -> bytes:
+    return gzip.compress(
+        json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(), 6, mtime=0
+    )
 
 
 def _replay(game_id: str) -> _Served:
     """Records never change once stored, so a replay is cached by game id alone."""
-    record = repo.get_game_record(session(), game_id)  # NotFound (404) for an unknown id
-    cache = cached("replay", current_app.config["REPLAY_CACHE_SIZE"])
-    found: _Served = cache(game_id, lambda: _Served(build_replay(game_id, record)))
+
+    def build() -> _Served:
+        record = repo.get_game_record(session(), game_id)  # NotFound (404) for an unknown id
+        return _Served(build_replay(game_id, record))
+
+    found: _Served = cached("replay", current_app.config["REPLAY_CACHE_SIZE"])(game_id, build)
     return found
 
 
@@ -50,8 +52,8 @@ def page(game_id: str) -> ResponseReturnValue:
     game = game_page(session(), game_id)
     problem = None
     hands: list[dict[str, int]] = []
-    try:
-        hands = _replay(game_id).hand_starts
+    try:  # the frames come from the API: the page needs only where the hands start
+        hands = hand_starts(repo.get_game_record(session(), game_id))
     except ReplayError as exc:
         problem = str(exc)
     perspective = request.args.get("perspective", FULL)

@@ -7,7 +7,7 @@ import json
 import pytest
 from flask.testing import FlaskClient
 
-from dashboard.replay import build_replay
+from dashboard.replay import build_replay, hand_starts
 from tests.dashboard.fill import XSS_NOTE, Site
 from tests.dashboard.oracle import cards_mentioned, hands_after_decisions
 
@@ -52,6 +52,10 @@ def test_full_frames_follow_the_engine_to_the_recorded_result(
         starts = [f["i"] for f in frames if f["kind"] == "deal"]
         assert [h["frame"] for h in data["hands"]] == starts
         assert [h["hand"] for h in data["hands"]] == list(range(1, len(hand_ends) + 1))
+        # The page's hand links come from a re-play that describes no frame: the same starts.
+        assert hand_starts(record) == data["hands"]
+        page = client.get(f"/games/{game_id}/replay").get_data(as_text=True)
+        assert all(f'<option value="{h["frame"]}">{h["hand"]}<' in page for h in data["hands"])
 
 
 @pytest.mark.parametrize("seat", [0, 1, 2, 3])
@@ -143,11 +147,12 @@ def test_a_forfeit_ends_the_replay(site: Site) -> None:
 def test_an_unplayable_record_is_reported(client: FlaskClient, site: Site) -> None:
     from dashboard.replay import ReplayError
 
-    with pytest.raises(ReplayError, match="line 3"):
-        game_id, record = next(iter(site.filled.records.items()))
-        lines = record.decode().splitlines()
-        lines[2] = json.dumps({"event": "action", "hand": 1, "seat": 0, "action": "bid 99"})
-        build_replay(game_id, "\n".join(lines).encode())
+    game_id, record = next(iter(site.filled.records.items()))
+    lines = record.decode().splitlines()
+    lines[2] = json.dumps({"event": "action", "hand": 1, "seat": 0, "action": "bid 99"})
+    for replay in (lambda r: build_replay(game_id, r), hand_starts):
+        with pytest.raises(ReplayError, match="line 3"):
+            replay("\n".join(lines).encode())
 
 
 def test_a_damaged_deal_line_is_reported_not_a_server_error(

@@ -88,6 +88,12 @@ def test_arena_watch_of_an_ended_game_prints_it_whole_as_text(
     assert lines[-1].startswith(
         f"[{len(lines) - 1:>4}] hand 1: game over (max_hands): scores {scores}"
     )
+    # What an ended game keeps: its public events (just watched whole) and its result, with
+    # the record; not the engine's events and the log besides, several times the record.
+    session = gm.service.games[match.game_id]
+    assert session.game.events == [] and session._log == [] and session._public_bytes == []
+    assert session.result is not None and session.result.record_jsonl == outcome.record
+    assert len(session._public) == len(lines)
 
 
 @pytest.mark.parametrize(
