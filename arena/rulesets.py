@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -156,6 +157,27 @@ def get_ruleset(name: str) -> Ruleset:
         raise UnknownRuleset(
             f"unknown ruleset {name!r}; choose one of {', '.join(RULESETS)}"
         ) from None
+
+
+def ruleset_key(text: str) -> str:
+    """The one spelling of a ruleset given by name or as JSON parameters (as `--ruleset` takes
+    it): the name of a named ruleset, else compact JSON with sorted keys of its name and the
+    parameters that differ from that named one's. Tournaments store it, so the same rules
+    written two ways are one ruleset, rated as one pool."""
+    if not text.lstrip().startswith("{"):
+        return get_ruleset(text).name  # UnknownRuleset names the choices
+    try:
+        params = json.loads(text)
+    except ValueError as exc:
+        raise BadRuleset(f"ruleset {text!r} is not valid JSON: {exc}") from None
+    if not isinstance(params, dict):
+        raise BadRuleset(f"ruleset {text!r} must be a JSON object of parameters")
+    ruleset = Ruleset.from_parameters(params)  # BadRuleset names the problem
+    base = RULESETS.get(ruleset.name, STANDARD).parameters()
+    changed = {k: v for k, v in ruleset.parameters().items() if v != base[k] and k != "name"}
+    if not changed and ruleset.name in RULESETS:
+        return ruleset.name
+    return json.dumps({"name": ruleset.name, **changed}, sort_keys=True, separators=(",", ":"))
 
 
 def ruleset_from_header(value: str | dict[str, Any]) -> Ruleset:

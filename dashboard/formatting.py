@@ -38,15 +38,24 @@ def rating(value: float | None) -> str:
 
 
 def ruleset_label(value: str) -> str:
-    """A stored ruleset: a name, or a custom one written as JSON parameters."""
+    """A stored ruleset: a name, or a custom one written as JSON parameters, shown as its name
+    and the parameters it sets ("standard, max_hands 3"): two custom rulesets of one name must
+    be told apart in a menu."""
     if not value.startswith("{"):
         return value
     try:
         params = json.loads(value)
     except ValueError:
         return "custom"
-    base = params.get("name", "custom") if isinstance(params, dict) else "custom"
-    return f"{base} (custom)"
+    if not isinstance(params, dict):
+        return "custom"
+    name = params.get("name", "custom")
+    changed = [f"{k} {_parameter(v)}" for k, v in sorted(params.items()) if k != "name"]
+    return ", ".join([str(name), *changed])
+
+
+def _parameter(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
 def card_suit(card: str) -> str:

@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.rulesets import Ruleset, get_ruleset
+from arena.rulesets import ruleset_key
 
 SEED_BITS = 63
 SEATS = 4
@@ -177,21 +177,7 @@ def _check(
         raise PlanError(f"each bot may be entered once; repeated: {duplicates!r}")
     if isinstance(sets, bool) or not isinstance(sets, int) or sets < 1:
         raise PlanError(f"{sets_name} must be a whole number of at least 1, not {sets!r}")
-    check_ruleset(ruleset)
-
-
-def check_ruleset(ruleset: str) -> None:
-    """A ruleset name, or a JSON object of parameters (as the game master's ruleset_json)."""
-    if ruleset.lstrip().startswith("{"):
-        try:
-            params = json.loads(ruleset)
-        except ValueError as exc:
-            raise PlanError(f"ruleset {ruleset!r} is not valid JSON: {exc}") from None
-        if not isinstance(params, dict):
-            raise PlanError(f"ruleset {ruleset!r} must be a JSON object of parameters")
-        Ruleset.from_parameters(params)  # raises BadRuleset naming the problem
-        return
-    get_ruleset(ruleset)  # raises UnknownRuleset naming the choices
+    ruleset_key(ruleset)  # UnknownRuleset or BadRuleset naming the problem
 
 
 def _interleave(

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from arena.config import Limits
 from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient
+from arena.rulesets import ruleset_key
 from arena.storage import (
     Database,
     GameResult,
@@ -122,6 +123,7 @@ def create_tournament(
     """
     seed = secrets.randbits(63) if seed is None else seed
     limits = limits or Limits.from_env()
+    ruleset = ruleset_key(ruleset)  # one spelling: one pool of ratings
     with db.session() as session:
         versions = resolve_bots(session, bots)
         refs = [v.ref for v in versions]

@@ -23,10 +23,11 @@ def _show(args: argparse.Namespace) -> int:
     from arena.storage import open_database, repo
     from runner.ratings_update import update_ratings
 
+    ruleset = _spelled_as_stored(args.ruleset)
     with open_database(database_url()) as db, db.session() as session:
         if args.recompute:
-            update_ratings(session, args.ruleset, from_scratch=True)
-        rows = repo.get_ratings(session, args.ruleset)
+            update_ratings(session, ruleset, from_scratch=True)
+        rows = repo.get_ratings(session, ruleset)
         rows.sort(key=lambda r: -(r.bt if r.bt is not None else r.elo))
         if args.json:
             out = [
@@ -48,7 +49,7 @@ def _show(args: argparse.Namespace) -> int:
         if not rows:
             rated = repo.rated_rulesets(session)
             known = f"; rulesets with ratings: {', '.join(rated)}" if rated else ""
-            print(f"no rated games under ruleset {args.ruleset!r} yet{known}")
+            print(f"no rated games under ruleset {ruleset!r} yet{known}")
             return 0
         table = [("RANK", "BOT", "RATING", "95% CI", "ELO", "GAMES", "SCORE", "FORFEITS")]
         for i, r in enumerate(rows, 1):
@@ -70,7 +71,19 @@ def _show(args: argparse.Namespace) -> int:
                 )
             )
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    print(f"ratings, ruleset {args.ruleset}")
+    print(f"ratings, ruleset {ruleset}")
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return 0
+
+
+def _spelled_as_stored(ruleset: str) -> str:
+    """The ruleset as tournaments store it (arena.rulesets.ruleset_key), however it is written;
+    as written if it is no ruleset this arena knows (one stored before, say)."""
+    from arena.errors import ArenaError
+    from arena.rulesets import ruleset_key
+
+    try:
+        return ruleset_key(ruleset)
+    except ArenaError:
+        return ruleset

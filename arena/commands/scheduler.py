@@ -21,15 +21,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run(args: argparse.Namespace) -> int:
-    from runner.plan import check_ruleset
+    from arena.rulesets import ruleset_key
     from runner.queue import queue_name
     from runner.scheduler import run_scheduler
     from runner.worker import setup_logging
 
-    check_ruleset(args.ruleset)  # now, not in a worker each night
+    ruleset = ruleset_key(args.ruleset)  # now, not in a worker each night
     setup_logging()
     return run_scheduler(
         args.queue or queue_name(),
         cron=args.cron,
-        kwargs={"sets": args.sets, "ruleset": args.ruleset},
+        kwargs={"sets": args.sets, "ruleset": ruleset},
     )

@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 import pytest
 from flask.testing import FlaskClient
+from markupsafe import escape
 
 from arena.storage import open_database
 from dashboard import create_app
@@ -180,6 +181,8 @@ def test_tournament_page_has_progress_crosstable_standings_and_games(client: Fla
     html = _html(client, f"/tournaments/{FINISHED}")
     for game in data["games"]:
         assert f'href="/games/{game["id"]}"' in html
+    first, second = (escape(f"{r['bot']}@{r['version']}") for r in data["crosstable"][:2])
+    assert f'title="{first} vs {second}: ' in html  # versions too: a bot meets its others
     assert "tournament.js" in html
 
 

@@ -211,3 +211,49 @@ def test_custom_deal_provider_is_used_as_given() -> None:
     }
     assert [set(h) for h in game.hands] == [set(h) for h in hands]
     assert game.stock == stock
+
+
+@pytest.mark.parametrize(
+    ("given", "key"),
+    [
+        ("standard", "standard"),
+        ("rules-site", "rules-site"),
+        ('{"name": "standard"}', "standard"),  # nothing changed: the name
+        ('{"name":"inverness","target":63}', '{"name":"inverness","target":63}'),
+        ('{"max_hands": 3}', '{"max_hands":3,"name":"standard"}'),
+        ('{"name": "standard", "max_hands": 3}', '{"max_hands":3,"name":"standard"}'),
+        ('{"max_hands":3,"name":"standard"}', '{"max_hands":3,"name":"standard"}'),
+        (
+            '{"name": "standard", "target": 250, "max_hands": 3}',
+            '{"max_hands":3,"name":"standard"}',
+        ),
+        ('{"name": "mine", "max_hands": 3}', '{"max_hands":3,"name":"mine"}'),
+    ],
+)
+def test_a_ruleset_has_one_spelling_however_it_is_written(given: str, key: str) -> None:
+    from arena.rulesets import ruleset_key
+
+    assert ruleset_key(given) == key
+    assert _rules(key) == _rules(given)  # the same rules
+
+
+def _rules(text: str) -> Ruleset:
+    import json
+
+    return Ruleset.from_parameters(json.loads(text)) if text[0] == "{" else RULESETS[text]
+
+
+@pytest.mark.parametrize(
+    ("given", "error"),
+    [
+        ("no-such-rules", "unknown ruleset 'no-such-rules'"),
+        ('{"name": "standard"', "is not valid JSON"),
+        ("[1]", "unknown ruleset"),
+        ('{"max_hand": 3}', "unknown ruleset parameters \\['max_hand'\\]"),
+    ],
+)
+def test_a_ruleset_that_is_none_says_why(given: str, error: str) -> None:
+    from arena.rulesets import ruleset_key
+
+    with pytest.raises(ArenaError, match=error):
+        ruleset_key(given)

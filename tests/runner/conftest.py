@@ -25,7 +25,7 @@ SAMPLE_BOTS = ROOT / "sample_agents" / "bots"
 ARENA = [sys.executable, "-m", "arena.cli"]
 # A separate database number on the shared Redis, so the tests never touch anyone's data.
 TEST_REDIS = os.environ.get("ARENA_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
-QUICK = '{"name": "standard", "max_hands": 2}'
+QUICK = '{"max_hands":2,"name":"standard"}'  # as tournaments store it (ruleset_key)
 
 
 def free_port() -> int:

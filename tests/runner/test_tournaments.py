@@ -42,7 +42,8 @@ def test_round_robin_plays_to_the_end_and_status_shows_it(
     arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers
 ) -> None:
     register("random", "greedy")
-    tid = _create(arena_env, "--sets", "2")
+    spaced = '{"name": "standard", "max_hands": 2}'  # QUICK, written another way
+    tid = _create(arena_env, "--sets", "2", "--ruleset", spaced)
     workers.start(count=2)
     status = arena(arena_env, "tournament", "status", tid, "--follow", "--interval", "0.3",
                    timeout=120)  # fmt: skip
@@ -57,6 +58,7 @@ def test_round_robin_plays_to_the_end_and_status_shows_it(
     assert ratings.returncode == 0, ratings.stderr
     assert "greedy@1" in ratings.stdout and "random@1" in ratings.stdout
     assert "±" in ratings.stdout
+    assert arena(arena_env, "ratings", "--ruleset", spaced).stdout == ratings.stdout  # one pool
     elsewhere = arena(arena_env, "ratings", "--ruleset", "standard")
     assert f"no rated games under ruleset 'standard' yet; rulesets with ratings: {QUICK}" in (
         elsewhere.stdout
