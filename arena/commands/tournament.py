@@ -166,11 +166,12 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def progress_bar(done: int, failed: int, total: int, width: int = BAR_WIDTH) -> str:
-    """`[#########.....x.......]` with done sets as #, failed as x."""
+    """`[#########.....x.......]` with done sets as #, failed as x; full only when all are
+    (rounded down: 891 of 900 sets showed a full bar)."""
     if total <= 0:
         return "[" + " " * width + "]"
-    full = round(width * done / total)
-    bad = round(width * (done + failed) / total) - full
+    full = width * done // total
+    bad = width * (done + failed) // total - full
     return "[" + "#" * full + "x" * bad + "." * (width - full - bad) + "]"
 
 
@@ -195,11 +196,11 @@ def status_line(
     queued sets wait if no set is being played (`waiting`: repo.waiting_reason)."""
     now = now or datetime.now(UTC)
     settled = progress.done + progress.failed
-    pct = 100.0 * settled / progress.total if progress.total else 100.0
+    pct = 100 * settled // progress.total if progress.total else 100  # 100% only when done
     parts = [
         progress_bar(progress.done, progress.failed, progress.total),
         f"{settled}/{progress.total} sets",
-        f"{pct:3.0f}%",
+        f"{pct:3d}%",
     ]
     if progress.running:
         parts.append(f"{progress.running} running")
@@ -216,7 +217,7 @@ def status_line(
     elif waiting:
         parts.append(f"waiting: {waiting}")
     elif tournament.state == "queued":
-        parts.append("waiting for a worker")
+        parts.append("waiting for a free worker")
     return "  ".join(parts)
 
 
@@ -230,8 +231,12 @@ def _status(args: argparse.Namespace) -> int:
     with _open() as db:
         with db.session() as session:
             t = repo.get_tournament(session, args.tournament_id)
+            kind = t.format
+            if t.format == "gauntlet":  # the champion is bot A of every set
+                first = repo.list_game_sets(session, t.id)[:1]
+                kind += f" of {first[0].bot_a.ref}" if first else ""
             print(
-                f"tournament {t.id}: {t.format}, ruleset {t.ruleset}, seed {t.seed}, "
+                f"tournament {t.id}: {kind}, ruleset {t.ruleset}, seed {t.seed}, "
                 f"{t.planned_sets} sets ({t.sets_per_pair} per pair)"
             )
         last = ""

@@ -85,7 +85,7 @@ def page_number(raw: str | None) -> int:
 
 
 def rulesets(session: Session) -> list[str]:
-    """Rulesets that have ratings or tournaments, most used first."""
+    """Rulesets that have ratings or tournaments: standard first, then the most used first."""
     counts: dict[str, int] = {}
     for name, n in session.execute(select(Rating.ruleset, func.count()).group_by(Rating.ruleset)):
         counts[name] = counts.get(name, 0) + int(n)

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from arena.ratings import RatingError, bradley_terry
 from arena.ratings.pairs import likelihood_of_superiority
 from arena.storage import Game, GameSet, Progress, Tournament, repo
+from arena.storage.models import TournamentFormat
 from dashboard.queries.common import Page, finite, iso, version_labels
 from dashboard.queries.games import game_rows
 
@@ -85,18 +86,18 @@ def tournament_list(session: Session, page: int, size: int) -> dict[str, Any]:
     progress = _progress_of(session, tournaments)
     bots = _bots_of(session, tournaments)
     return {
-        "tournaments": [
-            {**_tournament_dict(t, progress[t.id]), "bots": bots[t.id]} for t in tournaments
-        ],
+        "tournaments": [{**_tournament_dict(t, progress[t.id]), **bots[t.id]} for t in tournaments],
         "page": pager.to_dict(),
     }
 
 
-def _bots_of(session: Session, tournaments: list[Tournament]) -> dict[str, list[str]]:
+def _bots_of(session: Session, tournaments: list[Tournament]) -> dict[str, dict[str, Any]]:
     """The bot versions ("name@version") each of several tournaments plays, in one query:
-    the list tells one match (a gauntlet of two) from another by them."""
+    the list tells one match (a gauntlet of two) from another by them. A gauntlet's champion
+    (bot A of every set) is named apart: among the bots sorted by name it was lost."""
     ids = [t.id for t in tournaments]
     pairs: dict[str, set[int]] = {tid: set() for tid in ids}
+    firsts: dict[str, set[int]] = {tid: set() for tid in ids}
     if ids:
         query = (
             select(GameSet.tournament_id, GameSet.bot_a_id, GameSet.bot_b_id)
@@ -105,8 +106,15 @@ def _bots_of(session: Session, tournaments: list[Tournament]) -> dict[str, list[
         )
         for tid, a, b in session.execute(query):
             pairs[tid] |= {a, b}
+            firsts[tid].add(a)
     labels = version_labels(session, set().union(*pairs.values()))
-    return {tid: sorted(labels[v].ref for v in versions) for tid, versions in pairs.items()}
+    out = {}
+    for t in tournaments:
+        gauntlet = t.format == TournamentFormat.GAUNTLET and len(firsts[t.id]) == 1
+        champion = labels[next(iter(firsts[t.id]))].ref if gauntlet else None
+        bots = sorted(labels[v].ref for v in pairs[t.id])
+        out[t.id] = {"champion": champion, "bots": bots}
+    return out
 
 
 def tournament_status(session: Session, tournament_id: str) -> dict[str, Any]:
@@ -147,6 +155,7 @@ def tournament_page(
     return {
         **_tournament_dict(t, progress),
         **table,
+        **_bots_of(session, [t])[t.id],
         "waiting": repo.waiting_reason(session, t.id),
         "failed_sets": [{"id": sid, "error": err} for sid, err in failed],
         "games": game_rows(session, games_query),

@@ -123,23 +123,30 @@ def fill(
     pending_sets: int = 0,
     tournament_id: str = FINISHED_TOURNAMENT,
     forfeit: str = "",
+    gauntlet: bool = False,
 ) -> Filled:
-    """A finished round robin between `bots` (plus `pending_sets` queued ones), optionally rated;
-    with `forfeit`, the first game ends as a forfeit with that detail."""
+    """A finished round robin between `bots` (or a gauntlet of the first against the others;
+    plus `pending_sets` queued ones), optionally rated; with `forfeit`, the first game ends as
+    a forfeit with that detail."""
     out = Filled()
     refs = [add_bot(db, b) for b in bots]
     out.bots = list(bots)
+    n = len(refs)
+    pairs = (
+        [(0, j) for j in range(1, n)]
+        if gauntlet
+        else [(i, j) for i in range(n) for j in range(i + 1, n)]
+    )
     plan = [
         PlannedSet(refs[i], refs[j], seed=1000 + 10 * i + j + k, first_dealer=(i + j + k) % 4)
-        for i in range(len(refs))
-        for j in range(i + 1, len(refs))
+        for i, j in pairs
         for k in range(sets_per_pair)
     ]
     plan += [PlannedSet(refs[0], refs[1], seed=5000 + k) for k in range(pending_sets)]
     with db.session() as s:
         repo.create_tournament(
             s,
-            format="round-robin",
+            format="gauntlet" if gauntlet else "round-robin",
             ruleset=RULESET,
             seed=7,
             sets_per_pair=sets_per_pair,

@@ -304,6 +304,9 @@ def test_games_list_is_paged(site: Site) -> None:
         past = _html(client, "/games?page=99")  # 12 games, 3 pages
         assert "No games on this page." in past and "No games yet" not in past
         assert 'href="/games?page=3">← newer' in past  # back to the last page, not page 98
+        assert 'href="/games?page=1">« newest' in past and "oldest »" not in past
+        first = _html(client, "/games")
+        assert 'href="/games?page=3">oldest »' in first and "« newest" not in first
     finally:
         site.app.config["PAGE_SIZE"] = 50
 
@@ -418,3 +421,21 @@ def test_chart_ticks_are_whole_games_drawn_where_they_are() -> None:
     left, right = 48, 12  # the chart's margins
     per_game = (720 - left - right) / 3
     assert four.x_ticks == [(48.0, "1"), (round(48 + per_game, 1), "2"), (708.0, "4")]
+
+
+def test_a_gauntlet_names_its_champion_and_shows_its_row_alone(tmp_path: Path) -> None:
+    # Among the bots sorted by name, a gauntlet's champion was lost: it read as a round robin,
+    # with a crosstable of n x n cells of which only the champion's row and column were played.
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    with open_database(url) as db:
+        fill(db, ("zeta", "greedy", "random"), gauntlet=True, rate=False, tournament_id="t-g")
+        fill(db, ("zeta", "greedy"), rate=False, tournament_id="t-rr")
+    client = create_app({"DATABASE_URL": url}).test_client()
+    listed = _html(client, "/tournaments")
+    assert "<strong>zeta@1.0</strong> against greedy@1.0, random@1.0" in listed
+    page = _html(client, "/tournaments/t-g")
+    assert "gauntlet of <strong>zeta@1.0</strong> against 2 opponents" in page
+    assert page.count('class="rowhead"') == 1 and 'href="/bots/zeta/1.0"' in page
+    data = _json(client, "/api/tournaments/t-g")
+    assert data["champion"] == "zeta@1.0" and len(data["crosstable"]) == 3  # the data, whole
+    assert _json(client, "/api/tournaments/t-rr")["champion"] is None

@@ -417,15 +417,19 @@ def test_status_line_shows_a_bar_counts_and_eta() -> None:
     from arena.commands.tournament import progress_bar, status_line
 
     assert progress_bar(1, 1, 4, width=8) == "[##xx....]"
+    assert progress_bar(891, 0, 900) == "[" + "#" * 29 + ".]"  # not full before the end
+    assert progress_bar(900, 0, 900) == "[" + "#" * 30 + "]"
+    almost = status_line(Tournament(state="running"), Progress(total=900, done=899), now=None)
+    assert " 99%" in almost
     now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
     t = Tournament(id="t-x", state="running", started=now - timedelta(seconds=60), finished=None)
     line = status_line(t, Progress(total=4, done=1, running=1, queued=2), now=now)
-    assert line.startswith("[" + "#" * 8 + "." * 22 + "]")
+    assert line.startswith("[" + "#" * 7 + "." * 23 + "]")
     assert "1/4 sets" in line and "25%" in line and "1 running" in line
     assert "elapsed 1m00s" in line and "ETA 3m00s" in line
     queued = Tournament(id="t-y", state="queued", started=None, finished=None)
     idle = Progress(total=4, queued=4)
-    assert status_line(queued, idle, now=now).endswith("waiting for a worker")
+    assert status_line(queued, idle, now=now).endswith("waiting for a free worker")
     why = "no game master at 127.0.0.1:50051 for 60 s"
     assert status_line(queued, idle, now=now, waiting=why).endswith(f"waiting: {why}")
 

@@ -179,3 +179,12 @@ def test_retry_queues_failed_sets_again_and_the_tournament_finishes(
     assert [s[1:] for s in _sets(arena_env, tid)] == [("done", 1, 2), ("done", 1, 2)]
     again = arena(arena_env, "tournament", "retry", tid)
     assert again.returncode == 0 and "has no failed sets" in again.stdout
+
+
+def test_the_status_of_a_gauntlet_names_its_champion(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    register("greedy", "random")
+    tid = _create(arena_env, "--format", "gauntlet", "--bots", "random,greedy", "--no-enqueue")
+    status = arena(arena_env, "tournament", "status", tid)
+    assert f"tournament {tid}: gauntlet of random@1, ruleset {QUICK}" in status.stdout
