@@ -6,7 +6,8 @@ import contextlib
 import functools
 import logging
 from collections.abc import Iterator, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import redis
 from redis.exceptions import LockError, LockNotOwnedError
@@ -18,6 +19,9 @@ from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, open_database
 from runner.periodic import every
 from runner.redis_conn import REDIS_DOWN
+
+if TYPE_CHECKING:
+    from arena.storage.models import BotVersion
 
 log = logging.getLogger(__name__)
 
@@ -129,30 +133,45 @@ def run_game_set(set_id: str) -> dict[str, Any]:
 
 
 def nightly_round_robin(
-    sets: int = 2, ruleset: str = "standard", night: str | None = None
+    sets: int = 2, ruleset: str = "standard", night: str | None = None, cron: str | None = None
 ) -> dict[str, Any]:
     """Create and enqueue a round robin of every active bot's latest version.
 
     `night` (the scheduled time, "YYYYmmdd-HHMM" UTC) names the tournament, so that one night
     gets one tournament however often its job runs: retried after a worker died, or enqueued by
-    a scheduler that woke from a pause after another took over.
+    a scheduler that woke from a pause after another took over. With the schedule's `cron`, a
+    night whose job runs after the next night was due is skipped: after days without workers,
+    their nights are played once, as the latest, not one after another.
     """
     from arena.storage import NotFound, repo
     from runner.queue import arena_queue, enqueue_game_sets
+    from runner.scheduler import overdue
     from runner.tournament import TournamentError, create_tournament
 
+    later = overdue(night, cron) if night and cron else None
+    if later is not None:
+        why = f"overdue: the night of {later} was due before it ran, and is played instead"
+        log.warning("nightly round robin nightly-%s skipped: %s", night, why)
+        return {"tournament": None, "skipped": why}
     tournament_id = f"nightly-{night}" if night else None
     if tournament_id is not None:
         with database().session() as session, contextlib.suppress(NotFound):
             repo.get_tournament(session, tournament_id)
             log.warning("nightly round robin %s exists already; not created again", tournament_id)
             return {"tournament": tournament_id, "skipped": "exists already"}
+    with database().session() as session:
+        versions = repo.active_versions(session)
+        ready = [v.ref for v in versions if not _cannot_start(v)]
+    if len(ready) < len(versions) and len(ready) < 2:
+        why = f"{len(ready)} of the {len(versions)} active bots can start; a tournament needs 2"
+        log.warning("nightly round robin skipped: %s", why)
+        return {"tournament": None, "skipped": why}
     queue = arena_queue(_connection())
     try:
         tournament = create_tournament(
             database(),
             format="round-robin",
-            bots=None,
+            bots=ready if len(ready) < len(versions) else None,
             sets=sets,
             ruleset=ruleset,
             nightly=True,
@@ -163,3 +182,30 @@ def nightly_round_robin(
         log.warning("nightly round robin skipped: %s", exc)
         return {"tournament": None, "skipped": str(exc)}
     return {"tournament": tournament.id, "sets": tournament.planned_sets}
+
+
+def _cannot_start(version: BotVersion) -> str | None:
+    """Why a process bot cannot start here (its directory or program is gone), said in the
+    log; None if it can, or if it runs as a container. Left in, it forfeited every game of
+    every night, and handed its opponents a free win each time."""
+    from runner.launch import LaunchError
+    from runner.launch.process import resolve_executable
+
+    if version.command is None:
+        return None
+    directory = Path(version.directory)
+    if not directory.is_dir():
+        problem = f"its directory {version.directory} does not exist"
+    else:
+        try:
+            resolve_executable(version.command[0], directory)
+            return None
+        except LaunchError as exc:
+            problem = str(exc)
+    log.warning(
+        "nightly round robin: leaving out %s: %s (register it again, or `arena bots disable %s`)",
+        version.ref,
+        problem,
+        version.bot.name,
+    )
+    return problem

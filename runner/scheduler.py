@@ -14,7 +14,7 @@ import os
 import socket
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
@@ -37,11 +37,17 @@ NIGHTLY_TIMEOUT = 300
 _RECONNECT_MAX_WAIT = 10.0
 
 
+# The night last enqueued ("YYYYmmdd-HHMM"), by whichever scheduler: a scheduler starting
+# after one that died catches up a night due meanwhile.
+LAST_NIGHT_KEY = "arena:scheduler:last-night"
+
+# 1: renewed; 2: taken back, as it had vanished (Redis restarted empty); 0: another holds it.
 _RENEW = """
 local current = redis.call('get', KEYS[1])
 if current == ARGV[1] or not current then
   redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2])
-  return 1
+  if current then return 1 end
+  return 2
 end
 return 0
 """
@@ -83,18 +89,45 @@ class UtcCronJob(CronJob):
         return nxt if nxt.tzinfo else nxt.replace(tzinfo=UTC)
 
     def enqueue(self, connection: redis.Redis) -> Job:
+        return self.enqueue_night(connection, self.next_enqueue_time or datetime.now(UTC))
+
+    def enqueue_night(self, connection: redis.Redis, due: datetime) -> Job:
+        """The job of the night due at `due`: named by it (one tournament per night), and
+        given the cron expression, so that a night found overdue is left to the latest."""
         queue = arena_queue(connection, self.queue_name)
-        kwargs = dict(self.kwargs)
-        if self.next_enqueue_time is not None:  # the time it was due: one tournament per night
-            kwargs["night"] = f"{self.next_enqueue_time.astimezone(UTC):%Y%m%d-%H%M}"
+        night = night_of(due)
+        kwargs = {**self.kwargs, "night": night, "cron": self.cron}
         job = queue.enqueue(self.func_name, args=self.args, kwargs=kwargs, **self.job_options)
-        log.info("enqueued %s (job %s) on %s", self.name, job.id, self.queue_name)
+        connection.set(LAST_NIGHT_KEY, night)
+        log.info("enqueued %s of %s (job %s) on %s", self.name, night, job.id, self.queue_name)
         return job
+
+    def last_due(self, now: datetime | None = None) -> datetime:
+        """The latest time the job was due, up to `now`."""
+        now = (now or datetime.now(UTC)).astimezone(UTC)
+        due: datetime = croniter(self.cron, now + timedelta(seconds=1)).get_prev(datetime)
+        return due if due.tzinfo else due.replace(tzinfo=UTC)
+
+
+def night_of(due: datetime) -> str:
+    """A night's name: the time it was due, in UTC ("20261201-0200")."""
+    return f"{due.astimezone(UTC):%Y%m%d-%H%M}"
+
+
+def overdue(night: str, cron: str, now: datetime | None = None) -> str | None:
+    """The name of a later night already due when `night`'s job runs, if there is one."""
+    due = datetime.strptime(night, "%Y%m%d-%H%M").replace(tzinfo=UTC)
+    later: datetime = croniter(cron, due).get_next(datetime)
+    later = later if later.tzinfo else later.replace(tzinfo=UTC)
+    return night_of(later) if later <= (now or datetime.now(UTC)) else None
 
 
 def holder(connection: redis.Redis) -> str | None:
     """Who holds the scheduler lock ("host:pid:…"), if anyone."""
-    value = connection.get(LOCK_KEY)
+    return _text(connection.get(LOCK_KEY))
+
+
+def _text(value: bytes | str | None) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
@@ -104,13 +137,16 @@ class ArenaScheduler(CronScheduler):
     def __init__(self, connection: redis.Redis, **kwargs: Any) -> None:
         super().__init__(connection, **kwargs)
         self.token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.nightly: UtcCronJob | None = None
 
     def acquire(self) -> None:
         if not self.connection.set(LOCK_KEY, self.token, nx=True, ex=LOCK_TTL):
             other = holder(self.connection) or "another process"
+            left = max(int(self.connection.ttl(LOCK_KEY)), 1)
             raise SchedulerRunning(
-                f"a scheduler is already running ({other}); only one may run at a time. "
-                f"If it was killed, its lock expires within {LOCK_TTL} s."
+                f"a scheduler holds the lock ({other}); only one may run at a time. If it was "
+                f"killed, its lock expires in {left} s: start this one again then (a night "
+                "due meanwhile is caught up)."
             )
 
     def release(self) -> None:
@@ -123,10 +159,30 @@ class ArenaScheduler(CronScheduler):
         super().heartbeat()
         # Renew if ours, take it if it vanished (Redis restarted empty), else report the holder.
         held = self.connection.eval(_RENEW, 1, LOCK_KEY, self.token, LOCK_TTL)
-        if held != 1:
+        if held == 0:
             raise SchedulerLockLost(
                 f"another scheduler ({holder(self.connection)}) took the lock; stopping"
             )
+        if held == 2 and self.nightly is not None:
+            # The queue went with Redis: the last night's job, if no worker had run it yet,
+            # is lost. Enqueued again, it runs or finds its tournament made already.
+            due = self.nightly.last_due()
+            log.warning("Redis came back empty: enqueuing the night of %s again", night_of(due))
+            self.nightly.enqueue_night(self.connection, due)
+
+    def catch_up(self) -> None:
+        """At start: enqueue the latest night due if no scheduler enqueued it (one died, or
+        none ran at the time). Not on a first start (no night enqueued on this Redis yet)."""
+        assert self.nightly is not None
+        last = _text(self.connection.get(LAST_NIGHT_KEY))
+        due = self.nightly.last_due()
+        if last is not None and last < night_of(due):
+            log.warning(
+                "catching up the night of %s: no scheduler enqueued it (the last one enqueued: %s)",
+                night_of(due),
+                last,
+            )
+            self.nightly.enqueue_night(self.connection, due)
 
     def calculate_sleep_interval(self) -> float:
         return float(min(super().calculate_sleep_interval(), HEARTBEAT_EVERY))
@@ -141,6 +197,7 @@ class ArenaScheduler(CronScheduler):
             name="nightly-round-robin",
         )
         self._cron_jobs.append(job)
+        self.nightly = job
         log.info("nightly round robin at %r (UTC), next %s", cron, job.next_enqueue_time)
         return job
 
@@ -164,6 +221,7 @@ def run_scheduler(
     scheduler = ArenaScheduler(connection)
     scheduler.acquire()
     job = scheduler.add_nightly(queue_name, cron, kwargs or {})
+    scheduler.catch_up()
     stopping = False
 
     def stop(signum: int, frame: object) -> None:

@@ -196,10 +196,11 @@ def status_line(
     queued sets wait if no set is being played (`waiting`: repo.waiting_reason)."""
     now = now or datetime.now(UTC)
     settled = progress.done + progress.failed
-    pct = 100 * settled // progress.total if progress.total else 100  # 100% only when done
+    # Sets played, as `tournament list` counts them: failed ones are not (they say so apart).
+    pct = 100 * progress.done // progress.total if progress.total else 100
     parts = [
         progress_bar(progress.done, progress.failed, progress.total),
-        f"{settled}/{progress.total} sets",
+        f"{progress.done}/{progress.total} sets",
         f"{pct:3d}%",
     ]
     if progress.running:
@@ -216,7 +217,7 @@ def status_line(
         parts.append(tournament.state)
     elif waiting:
         parts.append(f"waiting: {waiting}")
-    elif tournament.state == "queued":
+    elif progress.queued and not progress.running:  # no worker free, or none running
         parts.append("waiting for a free worker")
     return "  ".join(parts)
 

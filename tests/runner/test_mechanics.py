@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -323,7 +324,8 @@ def test_only_one_scheduler_runs(arena_env: dict[str, str]) -> None:
         second = _scheduler(arena_env)
         out, _ = second.communicate(timeout=30)
         assert second.returncode == 2
-        assert "a scheduler is already running" in out and "only one may run" in out
+        assert "a scheduler holds the lock" in out and "only one may run" in out
+        assert "its lock expires in " in out
         assert first.poll() is None
     finally:
         first.terminate()
@@ -377,10 +379,135 @@ def test_the_nightly_cron_is_read_in_utc_and_enqueues_a_json_job(arena_env: dict
     try:
         fetched = fetch_job(connection, enqueued.id)  # readable with the JSON serializer
         assert fetched is not None and fetched.func_name == NIGHTLY_JOB
-        assert fetched.kwargs == {"night": f"{when.astimezone(UTC):%Y%m%d-%H%M}"}
+        assert fetched.kwargs == {
+            "night": f"{when.astimezone(UTC):%Y%m%d-%H%M}",
+            "cron": "0 2 * * *",
+        }
         assert enqueued.id in arena_queue(connection).job_ids
     finally:
         enqueued.delete()
+
+
+def test_a_night_is_overdue_once_the_next_one_is_due() -> None:
+    from runner.scheduler import overdue
+
+    at = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
+    assert overdue("20261201-0200", "0 2 * * *", now=at) is None  # today's, an hour late
+    assert overdue("20261130-0200", "0 2 * * *", now=at) == "20261201-0200"
+    assert overdue("20261201-0240", "*/20 * * * *", now=at) == "20261201-0300"
+
+
+@pytest.fixture
+def own_redis() -> Iterator[redis.Redis]:
+    """A Redis of the test's own: the scheduler's lock and last night are one per Redis."""
+    server = RedisServer()
+    server.start()
+    try:
+        yield redis.Redis.from_url(server.url)
+    finally:
+        server.kill()
+
+
+def _nightly_scheduler(connection: redis.Redis, cron: str) -> Any:
+    from runner.scheduler import ArenaScheduler
+
+    scheduler = ArenaScheduler(connection)
+    scheduler.add_nightly("nightly-test", cron, {"sets": 1})
+    return scheduler
+
+
+def _nights_queued(connection: redis.Redis) -> list[str]:
+    from runner.queue import arena_queue
+
+    return [job.kwargs["night"] for job in arena_queue(connection, "nightly-test").get_jobs()]
+
+
+def test_a_scheduler_starting_after_a_missed_night_catches_it_up(own_redis: redis.Redis) -> None:
+    # One killed just before its time: the night was lost, with no word in any log.
+    from runner.scheduler import LAST_NIGHT_KEY, night_of
+
+    scheduler = _nightly_scheduler(own_redis, "*/5 * * * *")
+    due = night_of(scheduler.nightly.last_due())
+    scheduler.catch_up()
+    assert _nights_queued(own_redis) == [], "a first start catches nothing up"
+    own_redis.set(LAST_NIGHT_KEY, due)
+    scheduler.catch_up()
+    assert _nights_queued(own_redis) == [], "the latest night was enqueued: nothing missed"
+    own_redis.set(LAST_NIGHT_KEY, "20261130-0200")
+    scheduler.catch_up()
+    assert _nights_queued(own_redis) == [due]
+    assert own_redis.get(LAST_NIGHT_KEY) == due.encode()
+
+
+def test_a_scheduler_enqueues_the_last_night_again_when_redis_comes_back_empty(
+    own_redis: redis.Redis,
+) -> None:
+    # Its job was the night's only trace: lost with the queue, had no worker run it yet.
+    from runner.scheduler import LOCK_KEY, night_of
+
+    scheduler = _nightly_scheduler(own_redis, "0 2 * * *")
+    scheduler.acquire()
+    scheduler.register_birth()
+    scheduler.heartbeat()
+    assert _nights_queued(own_redis) == [], "the lock was there: nothing lost"
+    own_redis.flushall()  # as a Redis restarted without its data
+    scheduler.heartbeat()
+    assert _nights_queued(own_redis) == [night_of(scheduler.nightly.last_due())]
+    assert own_redis.get(LOCK_KEY) == scheduler.token.encode()
+
+
+def test_an_overdue_night_is_left_to_the_latest(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # Workers down for days: each night's job waited, then all ran one after another.
+    from runner import jobs
+
+    register("random", "greedy")
+    jobs.database.cache_clear()
+    try:
+        old = jobs.nightly_round_robin(
+            sets=1, ruleset=QUICK, night="20261101-0200", cron="0 2 * * *"
+        )
+    finally:
+        jobs.database().dispose()
+        jobs.database.cache_clear()
+    assert old["tournament"] is None
+    assert old["skipped"].startswith("overdue: the night of 20261102-0200 was due before it ran")
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        assert [t.id for t in repo.list_tournaments(session) if t.nightly] == []
+
+
+def test_a_nightly_round_robin_leaves_out_a_bot_that_cannot_start(
+    arena_env: dict[str, str],
+    register: Callable[..., list[str]],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Its directory deleted after it was registered: it forfeited every game of every night.
+    from arena.registry import register_bot
+    from runner import jobs
+
+    register("random", "greedy")
+    ghost = tmp_path / "ghost"
+    ghost.mkdir()
+    (ghost / "bot.toml").write_text(
+        'name = "ghost"\nversion = "1"\nauthor = "t"\nlanguage = "python"\n'
+        'command = ["python", "bot.py"]\n'
+    )
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        register_bot(session, ghost)
+    ghost.joinpath("bot.toml").unlink()
+    ghost.rmdir()
+    jobs.database.cache_clear()
+    try:
+        with caplog.at_level("WARNING", logger="runner.jobs"):
+            made = jobs.nightly_round_robin(sets=1, ruleset=QUICK, night="20261201-0200")
+    finally:
+        jobs.database().dispose()
+        jobs.database.cache_clear()
+    assert made == {"tournament": "nightly-20261201-0200", "sets": 1}  # greedy and random
+    assert f"leaving out ghost@1: its directory {ghost} does not exist" in caplog.text
+    assert "`arena bots disable ghost`" in caplog.text
 
 
 def test_one_night_gets_one_nightly_tournament_however_often_its_job_runs(
@@ -421,6 +548,10 @@ def test_status_line_shows_a_bar_counts_and_eta() -> None:
     assert progress_bar(900, 0, 900) == "[" + "#" * 30 + "]"
     almost = status_line(Tournament(state="running"), Progress(total=900, done=899), now=None)
     assert " 99%" in almost
+    ended = status_line(Tournament(state="finished"), Progress(total=60, done=56, failed=4))
+    assert "56/60 sets   93%  4 failed" in ended  # as `tournament list` counts: 56 +4 failed
+    stranded = Progress(total=30, done=19, queued=11)  # running, but no worker plays a set
+    assert status_line(Tournament(state="running"), stranded).endswith("waiting for a free worker")
     now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
     t = Tournament(id="t-x", state="running", started=now - timedelta(seconds=60), finished=None)
     line = status_line(t, Progress(total=4, done=1, running=1, queued=2), now=now)
