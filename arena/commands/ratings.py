@@ -61,7 +61,7 @@ def _show(args: argparse.Namespace) -> int:
             table.append(
                 (
                     str(i),
-                    r.bot_version.ref,
+                    r.bot_version.ref + (" (disabled)" if r.bot_version.bot.disabled else ""),
                     rating,
                     ci,
                     f"{r.elo:.0f}",

@@ -59,6 +59,9 @@ def test_round_robin_plays_to_the_end_and_status_shows_it(
     assert "greedy@1" in ratings.stdout and "random@1" in ratings.stdout
     assert "±" in ratings.stdout
     assert arena(arena_env, "ratings", "--ruleset", spaced).stdout == ratings.stdout  # one pool
+    assert "(disabled)" not in ratings.stdout
+    assert arena(arena_env, "bots", "disable", "random").returncode == 0
+    assert "random@1 (disabled)" in arena(arena_env, "ratings", "--ruleset", QUICK).stdout
     elsewhere = arena(arena_env, "ratings", "--ruleset", "standard")
     assert f"no rated games under ruleset 'standard' yet; rulesets with ratings: {QUICK}" in (
         elsewhere.stdout
