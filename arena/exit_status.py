@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -27,6 +28,7 @@ def end_like(returncode: int) -> int:
     number = -returncode
     sys.stdout.flush()
     sys.stderr.flush()
-    signal.signal(number, signal.SIG_DFL)
+    with contextlib.suppress(OSError, ValueError):  # SIGKILL's action cannot be set, nor needs to
+        signal.signal(number, signal.SIG_DFL)
     os.kill(os.getpid(), number)
     return 128 + number  # a signal whose default action is not to end the process

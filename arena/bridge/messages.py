@@ -241,35 +241,39 @@ def to_lines(msg: pb.ServerMessage, events: bool = True) -> list[Line]:
     return out
 
 
-def reply_from_line(text: str, pending: int) -> tuple[pb.Reply, str]:
+def reply_from_line(text: str, pending: int | None) -> tuple[pb.Reply, str]:
     """The Reply a bot's output line stands for, and what is wrong with the line ("" if
     nothing) for the bridge to tell the bot's author; never raises.
 
-    A JSON object gives request_id (default: ``pending``, the oldest unanswered request),
-    action, note and error. Anything else is forwarded verbatim as the action text of the
-    pending request, so a bot may answer with a bare action ("pass"), and garbage becomes the
-    game master's "malformed" fault instead of being hidden by the bridge.
+    A JSON object gives request_id (default: ``pending``, the oldest unanswered request, None
+    if there is none), action, note and error. Anything else is forwarded verbatim as the
+    action text of the pending request, so a bot may answer with a bare action ("pass"), and
+    garbage becomes the game master's "malformed" fault instead of being hidden by the bridge.
     """
     text = text.strip()
+    nothing_asked = "" if pending is not None else "a reply while no decision waits for one"
     try:
         value = json.loads(text) if text.startswith("{") else None
     except ValueError as exc:
         problem = f"a line starting with {{ is not valid JSON ({exc}): sent as the action text"
-        return pb.Reply(request_id=pending, action=_cut(text, "action")), problem
+        return pb.Reply(request_id=pending or 0, action=_cut(text, "action")), problem
     if not isinstance(value, dict):
-        return pb.Reply(request_id=pending, action=_cut(text, "action")), ""
-    rid = value.get("request_id", pending)
+        return pb.Reply(request_id=pending or 0, action=_cut(text, "action")), nothing_asked
+    rid = value.get("request_id")
     if isinstance(rid, str) and rid.isdigit():  # a bot that quoted the id
         rid = int(rid)
     if not isinstance(rid, int) or isinstance(rid, bool) or not 0 <= rid < 2**64:
-        rid = pending
+        rid = None
+    problem = nothing_asked if rid is None else ""
     if value.get("action") is None and value.get("error") is None:
         # The whole line as the action: the game master's fault then shows what arrived.
         keys = ", ".join(sorted(map(str, value))) or "none"
         problem = f'a reply with neither "action" nor "error" (its keys: {keys})'
-        return pb.Reply(request_id=rid, action=_cut(text, "action")), problem
-    texts = {name: _cut(_text(value.get(name)), name) for name in _FORWARDED_CHARS}
-    return pb.Reply(request_id=rid, **texts), ""
+        texts = {"action": _cut(text, "action")}
+    else:
+        texts = {name: _cut(_text(value.get(name)), name) for name in _FORWARDED_CHARS}
+    request_id = rid if rid is not None else pending or 0
+    return pb.Reply(request_id=request_id, **texts), problem
 
 
 def _cut(text: str, field: str) -> str:

@@ -120,7 +120,7 @@ class StdioBridge:
             self._silent = False
             if len(raw) >= MAX_LINE_BYTES:
                 self._say(f"a line of more than {MAX_LINE_BYTES} bytes: the rest was dropped")
-            pending = self._unanswered[0] if self._unanswered else 0
+            pending = self._unanswered[0] if self._unanswered else None
             reply, problem = messages.reply_from_line(text, pending)
             if problem:  # the game master's fault says what arrived; this says why
                 self._say(problem)

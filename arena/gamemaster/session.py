@@ -222,7 +222,7 @@ class GameSession:
                 self._unsolicited(st)
                 if not self.finished:
                     problem = f"a second reply to request {rid}, which was already answered"
-                    self._fault_between_decisions(st, FaultKind.MALFORMED, problem)
+                    self._fault_between_decisions(st, FaultKind.MALFORMED, problem, rid)
                 return
             problem = f"reply to unknown request id {rid} (never sent)"
         elif msg is None:
@@ -518,8 +518,11 @@ class GameSession:
         self._notify_fault(st, request_id, kind, told or detail, str(action))
         self._check_fault_limit(st, kind, detail)
 
-    def _fault_between_decisions(self, st: SeatState, kind: FaultKind, detail: str) -> None:
-        """A fault with no decision pending: recorded as its own line (no action played)."""
+    def _fault_between_decisions(
+        self, st: SeatState, kind: FaultKind, detail: str, request_id: int = 0
+    ) -> None:
+        """A fault with no action played: recorded as its own line. The agent is told the
+        request its message named, if any."""
         detail = cut(detail, DETAIL_MAX_CHARS)
         st.faults[kind] += 1
         self._sync()
@@ -532,7 +535,7 @@ class GameSession:
                 "detail": detail,
             }
         )
-        self._notify_fault(st, 0, kind, detail, "")
+        self._notify_fault(st, request_id, kind, detail, "")
         self._check_fault_limit(st, kind, detail)
 
     def _notify_fault(

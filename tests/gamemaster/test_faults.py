@@ -168,6 +168,9 @@ def test_reply_with_an_old_request_id_is_a_malformed_fault_that_answers_nothing(
     ] * FAST.fault_limit, "no action played for them: the seat's own answers were"
     assert all("which was already answered" in str(f["detail"]) for f in faults)
     assert str(forfeit_line(outcome.record)["detail"]).startswith("fault limit")
+    told = match.stderr(0).splitlines()  # the notices name the request answered twice
+    first = told[0].removeprefix("first request ")
+    assert told[1:] == [f"fault notice for request {first}"] * FAST.fault_limit, told
 
 
 def test_agent_exception_is_a_crash_fault(gm, client, bystander) -> None:

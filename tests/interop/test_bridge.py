@@ -106,6 +106,19 @@ def test_a_reply_line_that_cannot_be_right_is_forwarded_whole_and_explained(
     assert (reply.action, said) == (action, problem)
 
 
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("pass", "a reply while no decision waits for one"),
+        ('{"action": "pass"}', "a reply while no decision waits for one"),
+        ('{"request_id": 5, "action": "pass"}', ""),  # it names its request: the game master judges
+    ],
+)
+def test_a_reply_when_no_decision_waits_is_explained(line: str, said: str) -> None:
+    reply, problem = messages.reply_from_line(line, None)
+    assert (reply.action, problem) == ("pass", said)
+
+
 def test_a_reply_of_any_length_fits_in_one_message_of_the_game_master() -> None:
     from arena.gamemaster.policy import MAX_AGENT_MESSAGE_BYTES
 
@@ -217,15 +230,17 @@ def test_a_bot_that_exits_mid_game_forfeits_and_the_bridge_says_so(
     assert result.exit_codes[0] == result.exit_codes[2] == result.exit_codes[3] == 0
 
 
+@pytest.mark.parametrize("how", [signal.SIGXCPU, signal.SIGKILL])
 def test_a_bot_killed_by_a_signal_mid_game_takes_the_bridge_with_it(
-    local_gm: LocalGameMaster,
+    local_gm: LocalGameMaster, how: signal.Signals
 ) -> None:
     # So the launcher's verdict is the bot's: SIGXCPU is a CPU time limit, not "exit code 6".
-    seats = [PY_GREEDY, misbehaving("killed", "3"), PY_GREEDY, PY_RANDOM]
+    seats = [PY_GREEDY, misbehaving("killed", "3", how.name), PY_GREEDY, PY_RANDOM]
     (result,) = local_gm.play([GameSpec("standard", 6, seats)], timeout=120)
     assert (result.outcome.reason, result.outcome.forfeit_seat) == ("forfeit", 1)
-    assert result.exit_codes[1] == -signal.SIGXCPU
-    assert "the bot was killed by SIGXCPU before the game ended" in result.stderr(1)
+    assert result.exit_codes[1] == -how
+    assert f"the bot was killed by {how.name} before the game ended" in result.stderr(1)
+    assert "Traceback" not in result.stderr(1)
 
 
 def test_a_bot_that_never_answers_times_out_to_a_forfeit_and_is_killed() -> None:

@@ -3,8 +3,8 @@
 
 Modes: garbage (N unreadable lines, then fallbacks), bare (fallbacks as bare text, no JSON),
 exit (answer N decisions, then exit with code 1), killed (answer N decisions, then die of
-SIGXCPU, as at a CPU time limit), silent (read, never answer), deaf (never read stdin, never
-answer).
+the signal named third, SIGXCPU say, as at a CPU time limit), silent (read, never answer), deaf
+(never read stdin, never answer).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def main() -> int:
             print("misbehaving_stdio: exiting mid-game", file=sys.stderr)
             return 1
         elif mode == "killed" and answered >= n:
-            os.kill(os.getpid(), signal.SIGXCPU)
+            os.kill(os.getpid(), signal.Signals[sys.argv[3]])
         elif mode == "silent":
             pass
         else:
