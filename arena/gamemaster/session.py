@@ -153,6 +153,7 @@ class GameSession:
         self._log: list[Event] = []  # engine events plus the game master's own fault lines
         self._synced = 0  # engine events copied to _log so far
         self._public: list[pb.GameEvent] = []
+        self._ended_public = b""  # the public events, as one encoded message, once it ended
         self._public_bytes: list[bytes] = []  # the same, encoded for ServerMessage.events
         self._watchers: list[asyncio.Queue[pb.GameEvent | None]] = []
         self._all_here = asyncio.Event()
@@ -262,6 +263,8 @@ class GameSession:
         """A spectator's queue: every public event so far, then live ones, then None."""
         q: asyncio.Queue[pb.GameEvent | None] = asyncio.Queue()
         for ev in self._public:
+            q.put_nowait(ev)
+        for ev in pb.ServerMessage.FromString(self._ended_public).events:
             q.put_nowait(ev)
         if self.finished:
             q.put_nowait(None)
@@ -616,12 +619,17 @@ class GameSession:
 
     def _let_go(self) -> None:
         """Keep of an ended game only what is asked of it later: its result (the record is
-        in it) and its public events, for a spectator who comes late. The engine's events and
-        the log are Python objects several times the record's size: a game master kept about
-        1.8 GB for the thousand games it retains (RETAIN_MAX)."""
+        in it) and its public events, encoded, for a spectator who comes late. The engine's
+        events, the log and the events as messages took several times the record's size: a
+        game master kept about 1.8 GB for the thousand games it retains (RETAIN_MAX)."""
         self.game.events.clear()  # the game is over: the engine reads them no more
         self._log = []
         self._public_bytes = []  # every seat has been sent its share
+        self._ended_public = pb.ServerMessage(events=self._public).SerializeToString()
+        self._public = []
+        for st in self.seats:  # what told replies apart
+            st.expired.clear()
+            st.answered.clear()
 
     def _result(self, end: pb.GameEnd) -> pb.GameResult:
         result = pb.GameResult(

@@ -93,7 +93,9 @@ def test_arena_watch_of_an_ended_game_prints_it_whole_as_text(
     session = gm.service.games[match.game_id]
     assert session.game.events == [] and session._log == [] and session._public_bytes == []
     assert session.result is not None and session.result.record_jsonl == outcome.record
-    assert len(session._public) == len(lines)
+    assert session._public == [] and len(
+        pb.ServerMessage.FromString(session._ended_public).events
+    ) == len(lines)
 
 
 @pytest.mark.parametrize(
