@@ -41,6 +41,7 @@ def _show(args: argparse.Namespace) -> int:
                     "games": r.games,
                     "score": r.score,
                     "forfeits": r.forfeits,
+                    "disabled": r.bot_version.bot.disabled,
                 }
                 for i, r in enumerate(rows, 1)
             ]

@@ -13,6 +13,8 @@ from arena.commands.types import positive_int
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from sqlalchemy.orm import Session
+
     from arena.storage import Database, Progress, Tournament
 
 BAR_WIDTH = 30
@@ -151,7 +153,7 @@ def _list(args: argparse.Namespace) -> int:
             rows.append(
                 (
                     t.id,
-                    t.format + (" (nightly)" if t.nightly else ""),
+                    _format(session, t) + (" (nightly)" if t.nightly else ""),
                     t.ruleset,
                     t.state,
                     str(t.planned_sets),
@@ -163,6 +165,14 @@ def _list(args: argparse.Namespace) -> int:
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return 0
+
+
+def _format(session: Session, t: Tournament) -> str:
+    """ "round-robin", or "gauntlet of name@version"."""
+    from arena.storage import repo
+
+    champion = repo.champion(session, t)
+    return f"{t.format} of {champion}" if champion else t.format
 
 
 def progress_bar(done: int, failed: int, total: int, width: int = BAR_WIDTH) -> str:
@@ -232,12 +242,8 @@ def _status(args: argparse.Namespace) -> int:
     with _open() as db:
         with db.session() as session:
             t = repo.get_tournament(session, args.tournament_id)
-            kind = t.format
-            if t.format == "gauntlet":  # the champion is bot A of every set
-                first = repo.list_game_sets(session, t.id)[:1]
-                kind += f" of {first[0].bot_a.ref}" if first else ""
             print(
-                f"tournament {t.id}: {kind}, ruleset {t.ruleset}, seed {t.seed}, "
+                f"tournament {t.id}: {_format(session, t)}, ruleset {t.ruleset}, seed {t.seed}, "
                 f"{t.planned_sets} sets ({t.sets_per_pair} per pair)"
             )
         last = ""

@@ -40,6 +40,7 @@ from arena.storage.ratings import (
 )
 from arena.storage.tournaments import (
     beat_set,
+    champion,
     create_tournament,
     drop_unstarted_sets,
     get_game_set,
@@ -73,6 +74,7 @@ from arena.storage.values import (
 
 __all__ = [
     "beat_set",
+    "champion",
     "MAX_SEED",
     "FaultInfo",
     "GameResult",

@@ -203,6 +203,15 @@ def note_waiting(session: Session, set_id: str, why: str) -> bool:
     return rowcount(result) == 1
 
 
+def champion(session: Session, tournament: Tournament) -> str | None:
+    """A gauntlet's champion ("name@version"): bot A of every set. None for a round robin."""
+    if tournament.format != TournamentFormat.GAUNTLET:
+        return None
+    query = select(GameSet).where(GameSet.tournament_id == tournament.id).order_by(GameSet.index)
+    first = session.scalars(query.limit(1)).first()
+    return first.bot_a.ref if first is not None else None
+
+
 def waiting_reason(session: Session, tournament_id: str) -> str | None:
     """Why the tournament's queued sets wait, as the last one to try said, if one did; None
     while one of its sets is being played (then they wait only for their turn)."""

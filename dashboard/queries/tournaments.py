@@ -121,7 +121,21 @@ def tournament_status(session: Session, tournament_id: str) -> dict[str, Any]:
     """Just the state, the progress and why sets wait: what the live page polls."""
     t = repo.get_tournament(session, tournament_id)
     progress = _progress_of(session, [t])[t.id]
-    return {**_tournament_dict(t, progress), "waiting": repo.waiting_reason(session, t.id)}
+    return {**_tournament_dict(t, progress), "waiting": _waiting(session, t, progress)}
+
+
+# A tournament with sets to play and none being played, for no reason a set has given.
+NO_FREE_WORKER = "no set is being played: every worker is busy elsewhere, or none is running"
+
+
+def _waiting(session: Session, t: Tournament, progress: Progress) -> str | None:
+    """Why the tournament's queued sets wait, if they do."""
+    if progress.finished:
+        return None
+    reason = repo.waiting_reason(session, t.id)
+    if reason is None and progress.queued and not progress.running:
+        return NO_FREE_WORKER
+    return reason
 
 
 def tournament_page(
@@ -156,7 +170,7 @@ def tournament_page(
         **_tournament_dict(t, progress),
         **table,
         **_bots_of(session, [t])[t.id],
-        "waiting": repo.waiting_reason(session, t.id),
+        "waiting": _waiting(session, t, progress),
         "failed_sets": [{"id": sid, "error": err} for sid, err in failed],
         "games": game_rows(session, games_query),
         "games_page": pager.to_dict(),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
@@ -36,12 +37,18 @@ def _gzipped_json(value: object) -> bytes:
     )
 
 
+# One replay built at a time: builds hold the GIL, so more at once finish no sooner, but
+# each holds its frames (about 175 MB for a game of 8,700 decisions) until it is done.
+_building = threading.Lock()
+
+
 def _replay(game_id: str) -> _Served:
     """Records never change once stored, so a replay is cached by game id alone."""
 
     def build() -> _Served:
         record = repo.get_game_record(session(), game_id)  # NotFound (404) for an unknown id
-        return _Served(build_replay(game_id, record))
+        with _building:
+            return _Served(build_replay(game_id, record))
 
     found: _Served = cached("replay", current_app.config["REPLAY_CACHE_SIZE"])(game_id, build)
     return found

@@ -12,6 +12,7 @@ from markupsafe import escape
 
 from arena.storage import open_database
 from dashboard import create_app
+from dashboard.queries.tournaments import NO_FREE_WORKER
 from tests.dashboard.fill import (
     FINISHED_TOURNAMENT,
     RULESET,
@@ -231,6 +232,9 @@ def test_running_tournament_reports_partial_progress(client: FlaskClient) -> Non
     assert status["state"] == "running"
     progress = status["progress"]
     assert (progress["done"], progress["queued"], progress["total"]) == (3, 2, 5)
+    # Sets queued, none played, no reason given: the CLI's "waiting for a free worker".
+    assert status["waiting"] == NO_FREE_WORKER
+    assert _json(client, f"/api/tournaments/{FINISHED}/status")["waiting"] is None
     listed = {t["id"]: t for t in _json(client, "/api/tournaments")["tournaments"]}
     assert listed[RUNNING_TOURNAMENT]["progress"]["done"] == 3
 

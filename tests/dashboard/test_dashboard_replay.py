@@ -166,3 +166,34 @@ def test_a_damaged_deal_line_is_reported_not_a_server_error(
     lines[deal] = json.dumps({"event": "deal", "hand": 1, "dealer": 9, "hands": [], "stock": []})
     with pytest.raises(ReplayError, match="the record cannot be re-played: IndexError"):
         build_replay(game_id, "\n".join(lines).encode())
+
+
+def test_replays_are_built_one_at_a_time(
+    client: FlaskClient, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Builds hold the GIL: four at once finished no sooner, and held four games' frames.
+    import importlib
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    view = importlib.import_module("dashboard.views.replay")  # the module, not its blueprint
+
+    client.application.extensions.get("arena_caches", {}).pop("replay", None)  # all uncached
+    building, most, lock = 0, 0, threading.Lock()
+
+    def counted(game_id: str, record: bytes) -> object:
+        nonlocal building, most
+        with lock:
+            building += 1
+            most = max(most, building)
+        try:
+            return build_replay(game_id, record)
+        finally:
+            with lock:
+                building -= 1
+
+    monkeypatch.setattr(view, "build_replay", counted)
+    games = list(site.filled.records)[:4]
+    with ThreadPoolExecutor(4) as pool:
+        codes = list(pool.map(lambda g: client.get(f"/api/games/{g}/replay").status_code, games))
+    assert codes == [200] * len(games) and most == 1

@@ -62,6 +62,8 @@ def test_round_robin_plays_to_the_end_and_status_shows_it(
     assert "(disabled)" not in ratings.stdout
     assert arena(arena_env, "bots", "disable", "random").returncode == 0
     assert "random@1 (disabled)" in arena(arena_env, "ratings", "--ruleset", QUICK).stdout
+    rows = json.loads(arena(arena_env, "ratings", "--ruleset", QUICK, "--json").stdout)
+    assert {r["bot"]: r["disabled"] for r in rows} == {"greedy@1": False, "random@1": True}
     elsewhere = arena(arena_env, "ratings", "--ruleset", "standard")
     assert f"no rated games under ruleset 'standard' yet; rulesets with ratings: {QUICK}" in (
         elsewhere.stdout
@@ -191,3 +193,5 @@ def test_the_status_of_a_gauntlet_names_its_champion(
     tid = _create(arena_env, "--format", "gauntlet", "--bots", "random,greedy", "--no-enqueue")
     status = arena(arena_env, "tournament", "status", tid)
     assert f"tournament {tid}: gauntlet of random@1, ruleset {QUICK}" in status.stdout
+    listed = arena(arena_env, "tournament", "list").stdout
+    assert f"{tid}  gauntlet of random@1  " in listed
