@@ -81,6 +81,8 @@ class UtcCronJob(CronJob):
     """A cron job whose expression is read in UTC (RQ reads it in local time) and whose jobs
     use the arena queue's JSON serializer (RQ's cron enqueues with its default pickle one)."""
 
+    last_enqueued: datetime | None = None  # when the last night this one enqueued was due
+
     def get_next_enqueue_time(self) -> datetime:
         if not self.cron:
             return super().get_next_enqueue_time()
@@ -99,6 +101,7 @@ class UtcCronJob(CronJob):
         kwargs = {**self.kwargs, "night": night, "cron": self.cron}
         job = queue.enqueue(self.func_name, args=self.args, kwargs=kwargs, **self.job_options)
         connection.set(LAST_NIGHT_KEY, night)
+        self.last_enqueued = due
         log.info("enqueued %s of %s (job %s) on %s", self.name, night, job.id, self.queue_name)
         return job
 
@@ -163,10 +166,10 @@ class ArenaScheduler(CronScheduler):
             raise SchedulerLockLost(
                 f"another scheduler ({holder(self.connection)}) took the lock; stopping"
             )
-        if held == 2 and self.nightly is not None:
+        due = self.nightly.last_enqueued if self.nightly is not None else None
+        if held == 2 and self.nightly is not None and due is not None:
             # The queue went with Redis: the last night's job, if no worker had run it yet,
             # is lost. Enqueued again, it runs or finds its tournament made already.
-            due = self.nightly.last_due()
             log.warning("Redis came back empty: enqueuing the night of %s again", night_of(due))
             self.nightly.enqueue_night(self.connection, due)
 
