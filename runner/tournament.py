@@ -58,6 +58,8 @@ MAX_ATTEMPTS = 3
 # How long a set's job waits for an unreachable game master before it gives the set back to
 # the queue (not counted as an attempt: a set waits out a game master's outage, however long).
 GAME_MASTER_WAIT_S = 60.0
+# After this much of that wait the set says why it waits (`tournament status`, the dashboard).
+GAME_MASTER_NOTICE_S = 5.0
 # How long a set's played games wait for a database that does not answer before they are given
 # up (and the set played again).
 DATABASE_WAIT_S = 120.0
@@ -224,6 +226,14 @@ def run_game_set(
         )
 
 
+def _ready(client: GameMasterClient, seconds: float) -> bool:
+    try:
+        client.wait_ready(timeout=max(seconds, 0.0))
+    except grpc.FutureTimeoutError:
+        return False
+    return True
+
+
 def _run_game_set(
     db: Database,
     set_id: str,
@@ -237,16 +247,18 @@ def _run_game_set(
     agent_limits = agent_limits or AgentLimits()
     # A game master restarting (or not up yet) costs the set a wait, not one of its attempts:
     # the set stays queued and its job is run again (by RQ's retries, then the reconciler).
-    try:
-        client.wait_ready(timeout=GAME_MASTER_WAIT_S)
-    except grpc.FutureTimeoutError:
-        why = (
-            f"no game master at {client.address} for {GAME_MASTER_WAIT_S:.0f} s; the set waits "
-            "for one (start `arena gamemaster`, or check ARENA_GAME_MASTER)"
-        )
-        with db.session() as session:
-            repo.note_waiting(session, set_id, why)  # for `tournament status` to say
-        raise GameMasterDown(f"set {set_id}: {why}") from None
+    fix = "(start `arena gamemaster`, or check ARENA_GAME_MASTER)"
+    if not _ready(client, GAME_MASTER_NOTICE_S):
+        with db.session() as session:  # for `tournament status` to say, while the set waits
+            repo.note_waiting(session, set_id, f"no game master at {client.address} yet {fix}")
+        if not _ready(client, GAME_MASTER_WAIT_S - GAME_MASTER_NOTICE_S):
+            why = (
+                f"no game master at {client.address} for {GAME_MASTER_WAIT_S:.0f} s; the set "
+                f"waits for one {fix}"
+            )
+            with db.session() as session:
+                repo.note_waiting(session, set_id, why)
+            raise GameMasterDown(f"set {set_id}: {why}") from None
     with db.session() as session:
         if not repo.mark_set_running(session, set_id):
             done = repo.get_game_set(session, set_id)

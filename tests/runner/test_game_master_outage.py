@@ -7,6 +7,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
@@ -25,7 +26,8 @@ def test_a_set_waits_out_a_game_master_outage_without_spending_attempts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     register("greedy", "random")
-    monkeypatch.setattr(tournament, "GAME_MASTER_WAIT_S", 1.0)
+    monkeypatch.setattr(tournament, "GAME_MASTER_WAIT_S", 3.0)
+    monkeypatch.setattr(tournament, "GAME_MASTER_NOTICE_S", 0.2)
     address = f"127.0.0.1:{free_port()}"
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db, GameMasterClient(address) as client:
         t = tournament.create_tournament(
@@ -33,16 +35,30 @@ def test_a_set_waits_out_a_game_master_outage_without_spending_attempts(
         )
         with db.session() as session:
             [set_id] = [s.id for s in repo.list_game_sets(session, t.id)]
+        status = [*ARENA, "tournament", "status", t.id]
+
+        def reason() -> str | None:
+            with db.session() as session:
+                return repo.waiting_reason(session, t.id)
+
+        with ThreadPoolExecutor(1) as pool:  # it says why as it waits, not after the whole wait
+            first = pool.submit(tournament.run_game_set, db, set_id, client)
+            wait_for(lambda: reason() is not None, 2.5, "a reason while the set waits")
+            assert (
+                reason() == f"no game master at {address} yet (start `arena gamemaster`, "
+                "or check ARENA_GAME_MASTER)"
+            )
+            with pytest.raises(tournament.GameMasterDown, match="for 3 s; the set waits for one"):
+                first.result(timeout=30)
+        monkeypatch.setattr(tournament, "GAME_MASTER_WAIT_S", 1.0)
         for _ in range(2):  # as RQ's retries would run it, while the game master is down
             with pytest.raises(tournament.GameMasterDown, match="waits for one"):
                 tournament.run_game_set(db, set_id, client)
         with db.session() as session:
             game_set = repo.get_game_set(session, set_id)
             assert (game_set.state, game_set.attempts) == ("queued", 0)
-        status = subprocess.run(
-            [*ARENA, "tournament", "status", t.id], capture_output=True, text=True, cwd=ROOT
-        )
-        assert f"waiting: no game master at {address} for 1 s" in status.stdout, status
+        done = subprocess.run(status, capture_output=True, text=True, cwd=ROOT)
+        assert f"waiting: no game master at {address} for 1 s" in done.stdout, done
         gm = start_in_thread(address)
         monkeypatch.setattr(tournament, "GAME_MASTER_WAIT_S", 60.0)
         try:
