@@ -87,8 +87,7 @@ class UtcCronJob(CronJob):
         if not self.cron:
             return super().get_next_enqueue_time()
         base = self.latest_enqueue_time or datetime.now(UTC)
-        nxt: datetime = croniter(self.cron, base.astimezone(UTC)).get_next(datetime)
-        return nxt if nxt.tzinfo else nxt.replace(tzinfo=UTC)
+        return _utc(croniter(self.cron, base.astimezone(UTC)).get_next(datetime))
 
     def enqueue(self, connection: redis.Redis) -> Job:
         return self.enqueue_night(connection, self.next_enqueue_time or datetime.now(UTC))
@@ -108,8 +107,12 @@ class UtcCronJob(CronJob):
     def last_due(self, now: datetime | None = None) -> datetime:
         """The latest time the job was due, up to `now`."""
         now = (now or datetime.now(UTC)).astimezone(UTC)
-        due: datetime = croniter(self.cron, now + timedelta(seconds=1)).get_prev(datetime)
-        return due if due.tzinfo else due.replace(tzinfo=UTC)
+        return _utc(croniter(self.cron, now + timedelta(seconds=1)).get_prev(datetime))
+
+
+def _utc(when: datetime) -> datetime:
+    """croniter's answer in UTC: naive when its start was (the expressions are read in UTC)."""
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def night_of(due: datetime) -> str:
@@ -120,8 +123,7 @@ def night_of(due: datetime) -> str:
 def overdue(night: str, cron: str, now: datetime | None = None) -> str | None:
     """The name of a later night already due when `night`'s job runs, if there is one."""
     due = datetime.strptime(night, "%Y%m%d-%H%M").replace(tzinfo=UTC)
-    later: datetime = croniter(cron, due).get_next(datetime)
-    later = later if later.tzinfo else later.replace(tzinfo=UTC)
+    later = _utc(croniter(cron, due).get_next(datetime))
     return night_of(later) if later <= (now or datetime.now(UTC)) else None
 
 

@@ -226,6 +226,25 @@ def run_game_set(
         )
 
 
+def _wait_for_game_master(db: Database, set_id: str, client: GameMasterClient) -> None:
+    """Return once the game master answers; after GAME_MASTER_NOTICE_S the set says why it
+    waits (`tournament status`, the dashboard), after GAME_MASTER_WAIT_S GameMasterDown."""
+    fix = "(start `arena gamemaster`, or check ARENA_GAME_MASTER)"
+    if _ready(client, GAME_MASTER_NOTICE_S):
+        return
+    with db.session() as session:
+        repo.note_waiting(session, set_id, f"no game master at {client.address} yet {fix}")
+    if _ready(client, GAME_MASTER_WAIT_S - GAME_MASTER_NOTICE_S):
+        return
+    why = (
+        f"no game master at {client.address} for {GAME_MASTER_WAIT_S:.0f} s; the set waits "
+        f"for one {fix}"
+    )
+    with db.session() as session:
+        repo.note_waiting(session, set_id, why)
+    raise GameMasterDown(f"set {set_id}: {why}")
+
+
 def _ready(client: GameMasterClient, seconds: float) -> bool:
     try:
         client.wait_ready(timeout=max(seconds, 0.0))
@@ -247,18 +266,7 @@ def _run_game_set(
     agent_limits = agent_limits or AgentLimits()
     # A game master restarting (or not up yet) costs the set a wait, not one of its attempts:
     # the set stays queued and its job is run again (by RQ's retries, then the reconciler).
-    fix = "(start `arena gamemaster`, or check ARENA_GAME_MASTER)"
-    if not _ready(client, GAME_MASTER_NOTICE_S):
-        with db.session() as session:  # for `tournament status` to say, while the set waits
-            repo.note_waiting(session, set_id, f"no game master at {client.address} yet {fix}")
-        if not _ready(client, GAME_MASTER_WAIT_S - GAME_MASTER_NOTICE_S):
-            why = (
-                f"no game master at {client.address} for {GAME_MASTER_WAIT_S:.0f} s; the set "
-                f"waits for one {fix}"
-            )
-            with db.session() as session:
-                repo.note_waiting(session, set_id, why)
-            raise GameMasterDown(f"set {set_id}: {why}") from None
+    _wait_for_game_master(db, set_id, client)
     with db.session() as session:
         if not repo.mark_set_running(session, set_id):
             done = repo.get_game_set(session, set_id)

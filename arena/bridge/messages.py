@@ -251,29 +251,38 @@ def reply_from_line(text: str, pending: int | None) -> tuple[pb.Reply, str]:
     garbage becomes the game master's "malformed" fault instead of being hidden by the bridge.
     """
     text = text.strip()
-    nothing_asked = "" if pending is not None else "a reply while no decision waits for one"
-    try:
-        value = json.loads(text) if text.startswith("{") else None
-    except ValueError as exc:
-        problem = f"a line starting with {{ is not valid JSON ({exc}): sent as the action text"
-        return pb.Reply(request_id=pending or 0, action=_cut(text, "action")), problem
-    if not isinstance(value, dict):
-        return pb.Reply(request_id=pending or 0, action=_cut(text, "action")), nothing_asked
-    rid = value.get("request_id")
-    if isinstance(rid, str) and rid.isdigit():  # a bot that quoted the id
-        rid = int(rid)
-    if not isinstance(rid, int) or isinstance(rid, bool) or not 0 <= rid < 2**64:
-        rid = None
-    problem = nothing_asked if rid is None else ""
-    if value.get("action") is None and value.get("error") is None:
-        # The whole line as the action: the game master's fault then shows what arrived.
-        keys = ", ".join(sorted(map(str, value))) or "none"
-        problem = f'a reply with neither "action" nor "error" (its keys: {keys})'
-        texts = {"action": _cut(text, "action")}
-    else:
+    value, problem = _json_object(text)
+    rid = _request_id(value.get("request_id")) if value is not None else None
+    if value is not None and (value.get("action") is not None or value.get("error") is not None):
         texts = {name: _cut(_text(value.get(name)), name) for name in _FORWARDED_CHARS}
+    else:  # the whole line as the action: the game master's fault then shows what arrived
+        if value is not None:
+            keys = ", ".join(sorted(map(str, value))) or "none"
+            problem = f'a reply with neither "action" nor "error" (its keys: {keys})'
+        texts = {"action": _cut(text, "action")}
+    if not problem and rid is None and pending is None:
+        problem = "a reply while no decision waits for one"
     request_id = rid if rid is not None else pending or 0
     return pb.Reply(request_id=request_id, **texts), problem
+
+
+def _json_object(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The line as a JSON object, if it is one, and why not if it only looks like one."""
+    if not text.startswith("{"):
+        return None, ""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        return None, f"a line starting with {{ is not valid JSON ({exc}): sent as the action text"
+    return (value if isinstance(value, dict) else None), ""
+
+
+def _request_id(raw: Any) -> int | None:
+    if isinstance(raw, str) and raw.isdigit():  # a bot that quoted the id
+        raw = int(raw)
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw < 2**64:
+        return None
+    return raw
 
 
 def _cut(text: str, field: str) -> str:

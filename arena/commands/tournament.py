@@ -227,7 +227,7 @@ def status_line(
         parts.append(tournament.state)
     elif waiting:
         parts.append(f"waiting: {waiting}")
-    elif progress.queued and not progress.running:  # no worker free, or none running
+    elif progress.stalled:
         parts.append("waiting for a free worker")
     return "  ".join(parts)
 

@@ -100,6 +100,11 @@ class Progress:
     def finished(self) -> bool:
         return self.total > 0 and self.done + self.failed == self.total
 
+    @property
+    def stalled(self) -> bool:
+        """Sets wait to be played and none is: no worker is free, or none runs."""
+        return bool(self.queued) and not self.running
+
 
 # --- ids ---------------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ from sqlalchemy.orm import Session
 from arena.ratings import RatingError, bradley_terry
 from arena.ratings.pairs import likelihood_of_superiority
 from arena.storage import Game, GameSet, Progress, Tournament, repo
-from arena.storage.models import TournamentFormat
 from dashboard.queries.common import Page, finite, iso, version_labels
 from dashboard.queries.games import game_rows
 
@@ -94,10 +93,9 @@ def tournament_list(session: Session, page: int, size: int) -> dict[str, Any]:
 def _bots_of(session: Session, tournaments: list[Tournament]) -> dict[str, dict[str, Any]]:
     """The bot versions ("name@version") each of several tournaments plays, in one query:
     the list tells one match (a gauntlet of two) from another by them. A gauntlet's champion
-    (bot A of every set) is named apart: among the bots sorted by name it was lost."""
+    is named apart: among the bots sorted by name it was lost."""
     ids = [t.id for t in tournaments]
     pairs: dict[str, set[int]] = {tid: set() for tid in ids}
-    firsts: dict[str, set[int]] = {tid: set() for tid in ids}
     if ids:
         query = (
             select(GameSet.tournament_id, GameSet.bot_a_id, GameSet.bot_b_id)
@@ -106,15 +104,14 @@ def _bots_of(session: Session, tournaments: list[Tournament]) -> dict[str, dict[
         )
         for tid, a, b in session.execute(query):
             pairs[tid] |= {a, b}
-            firsts[tid].add(a)
     labels = version_labels(session, set().union(*pairs.values()))
-    out = {}
-    for t in tournaments:
-        gauntlet = t.format == TournamentFormat.GAUNTLET and len(firsts[t.id]) == 1
-        champion = labels[next(iter(firsts[t.id]))].ref if gauntlet else None
-        bots = sorted(labels[v].ref for v in pairs[t.id])
-        out[t.id] = {"champion": champion, "bots": bots}
-    return out
+    return {
+        t.id: {
+            "champion": repo.champion(session, t),
+            "bots": sorted(labels[v].ref for v in pairs[t.id]),
+        }
+        for t in tournaments
+    }
 
 
 def tournament_status(session: Session, tournament_id: str) -> dict[str, Any]:
@@ -133,9 +130,7 @@ def _waiting(session: Session, t: Tournament, progress: Progress) -> str | None:
     if progress.finished:
         return None
     reason = repo.waiting_reason(session, t.id)
-    if reason is None and progress.queued and not progress.running:
-        return NO_FREE_WORKER
-    return reason
+    return NO_FREE_WORKER if reason is None and progress.stalled else reason
 
 
 def tournament_page(
