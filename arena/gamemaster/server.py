@@ -334,6 +334,7 @@ class GameMasterService:
         for i, s in enumerate(ended):
             if i < excess or now - (s.finished_at or now) > self.retain_s:
                 del self.games[s.game_id]
+                self.tokens.forget(s.game_id)
 
     async def shutdown(self) -> None:
         """Refuse new games and seats; end every game in progress as aborted."""

@@ -18,6 +18,7 @@ class _Entry:
     game_id: str
     seat: int
     used: bool = False
+    ended: bool = False
 
 
 class SeatTokens:
@@ -49,6 +50,10 @@ class SeatTokens:
     def check(self, token: str) -> tuple[str, int]:
         """The (game id, seat) an unused token opens; Refused (bad or used token) otherwise."""
         entry = self._find(token)
+        if entry.ended:
+            raise Refused(
+                Refusal.BAD_TOKEN, f"the game of this seat token ({entry.game_id}) has ended"
+            )
         if entry.used:
             raise Refused(
                 Refusal.TOKEN_USED,
@@ -70,6 +75,11 @@ class SeatTokens:
         return entry
 
     def revoke(self, game_id: str) -> None:
-        """Forget a game's tokens (its game has ended)."""
+        """A game has ended: its tokens open nothing, and say so while the game is kept."""
+        for d in self._by_game.get(game_id, []):
+            self._by_digest[d].ended = True
+
+    def forget(self, game_id: str) -> None:
+        """Forget a game's tokens (the game master forgets the game)."""
         for d in self._by_game.pop(game_id, []):
             self._by_digest.pop(d, None)

@@ -38,9 +38,16 @@ def test_tokens_are_single_use_and_bound_to_one_seat() -> None:
             tokens.check(bad)
         assert refused.value.code is grpc.StatusCode.UNAUTHENTICATED
     tokens.revoke("g1")
+    for token in (issued[0], issued[2]):  # an ended game's tokens say so, used or not
+        with pytest.raises(Refused) as ended:
+            tokens.check(token)
+        assert ended.value.refusal is Refusal.BAD_TOKEN
+        assert ended.value.detail == "the game of this seat token (g1) has ended"
+    tokens.forget("g1")
     with pytest.raises(Refused) as gone:
         tokens.check(issued[0])
     assert gone.value.refusal is Refusal.BAD_TOKEN
+    assert gone.value.detail == "unknown seat token (or its game has ended)"
 
 
 def test_every_refusal_has_a_status_code() -> None:

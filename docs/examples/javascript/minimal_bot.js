@@ -53,6 +53,7 @@ function main() {
   const address = process.env.ARENA_GAME_MASTER || '127.0.0.1:50051';
   const client = new GameMaster(address, grpc.credentials.createInsecure());
   const call = client.Play();
+  let welcomed = false; // before the Welcome, an error is a refusal; after it, a lost game
   let ended = false;
   call.write({
     hello: {
@@ -67,16 +68,20 @@ function main() {
       const d = msg.decision;
       const { action, note } = decide(d.observation, d.legal);
       call.write({ reply: { request_id: d.request_id, action, note: note || '' } });
+    } else if (msg.kind === 'welcome') {
+      welcomed = true;
     } else if (msg.kind === 'fault') {
       process.stderr.write(`fault: ${msg.fault.kind}: ${msg.fault.detail}\n`);
     } else if (msg.kind === 'game_end') {
       ended = true;
       call.end();
-    } // 'welcome' and public 'event's: nothing to do
+    } // public 'event's: nothing to do
   });
   call.on('error', (err) => {
     if (ended) return; // the stream closing after GameEnd
     process.stderr.write(`stream failed: ${err.code} ${err.details}\n`); // e.g. 16 UNAUTHENTICATED
+    // The exit codes of the Python SDK: 3 refused, 4 unreachable, 5 lost mid-game.
+    if (welcomed) process.exit(5);
     process.exit(err.code === grpc.status.UNAVAILABLE ? 4 : 3);
   });
   call.on('end', () => {
