@@ -168,24 +168,26 @@ class AgentStopper:
 
 
 def _record_faults(record: str) -> list[FaultInfo]:
-    """The faults of the record's action lines (RECORD.md: `fault` on a decided action)."""
+    """The faults of the record (RECORD.md: `fault` on a decided action, or on a line of its
+    own), and its contested seats (a second Hello with a seat's token), as kind `contested`."""
     faults: list[FaultInfo] = []
     for line in record.splitlines():
-        if '"fault"' not in line:
+        if '"fault"' not in line and '"contested"' not in line:
             continue
         try:
             event = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(event, dict) or not event.get("fault"):
+        if not isinstance(event, dict):
             continue
+        kind = "contested" if event.get("event") == "contested" else event.get("fault")
         seat = event.get("seat")
-        if seat not in (0, 1, 2, 3):
+        if not kind or seat not in (0, 1, 2, 3):
             continue
         faults.append(
             FaultInfo(
                 seat=seat,
-                kind=str(event["fault"]),
+                kind=str(kind),
                 hand=event.get("hand"),
                 detail=str(event.get("detail", "")),
             )

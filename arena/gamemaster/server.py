@@ -119,7 +119,13 @@ class GameMasterService:
         if msg.WhichOneof("kind") != "hello":
             raise Refused(Refusal.NOT_HELLO, "the first message on Play must be a Hello")
         hello = msg.hello
-        game_id, seat = self.tokens.check(hello.seat_token)
+        try:
+            game_id, seat = self.tokens.check(hello.seat_token)
+        except Refused as refused:
+            if refused.refusal is Refusal.TOKEN_USED:
+                game_id, seat = self.tokens.seat_of(hello.seat_token)
+                self.games[game_id].contested(seat, hello.agent_name)
+            raise
         session = self.games[game_id]
         if hello.protocol_version != wire.PROTOCOL_VERSION:
             raise session.refuse_hello(

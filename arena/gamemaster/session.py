@@ -100,6 +100,7 @@ class SeatState:
     late_replies: int = 0
     unsolicited: int = 0
     refused: str = ""  # why its last Hello was refused (a wrong protocol version, say)
+    contested: bool = False  # a second Hello came with its token while the seat was taken
     gone: str = ""  # why its agent will never connect, as the platform told (ForfeitSeat)
 
     @property
@@ -238,6 +239,29 @@ class GameSession:
         self._unsolicited(st)
         if not self.finished:
             self._fault_between_decisions(st, FaultKind.MALFORMED, problem)
+
+    def contested(self, seat: int, agent_name: str) -> None:
+        """A second Hello with the token of a seat already taken: some other process has the
+        token (process agents can read each other's environment). Which of the two Hellos
+        was the seat's own agent cannot be told, so the record says what happened (once per
+        seat), for the game to be looked at; it counts towards no fault limit."""
+        st = self.seats[seat]
+        if self.finished or st.contested:
+            return
+        st.contested = True
+        log.warning(
+            "game %s: seat %d's token was presented again (by %r)", self.game_id, seat, agent_name
+        )
+        self._append(
+            {
+                "event": "contested",
+                "hand": self.game.hand_number,
+                "seat": seat,
+                "detail": f"a second Hello with seat {seat}'s token (agent name "
+                f"{cut(agent_name, 100)!r}) was refused while the seat was taken: another "
+                "process has this seat's token",
+            }
+        )
 
     def refuse_hello(self, seat: int, refused: Refused) -> Refused:
         """A Hello with this seat's token was refused: kept, so that if the seat forfeits for

@@ -62,6 +62,11 @@ class SeatTokens:
             )
         return entry.game_id, entry.seat
 
+    def seat_of(self, token: str) -> tuple[str, int]:
+        """The (game id, seat) of a known token, used or not (Refused for an unknown one)."""
+        entry = self._find(token)
+        return entry.game_id, entry.seat
+
     def claim(self, token: str) -> tuple[str, int]:
         """Like check, and mark the token used: it opens its seat once."""
         found = self.check(token)

@@ -85,6 +85,25 @@ def test_a_used_token_is_refused_with_already_exists(gm, open_game, tmp_path, wh
         held.close()
 
 
+def test_a_token_presented_again_marks_its_seat_contested_in_the_record(
+    gm, client, open_game, tmp_path
+) -> None:
+    # Process agents can read each other's environment, so a second Hello with a seat's token
+    # may be a theft: which one is the seat's own agent cannot be told, so the record says so.
+    held = HeldSeat(gm.address, open_game.tokens[2])
+    try:
+        for _ in range(2):
+            code, _, err = run_agent(RANDOM, gm.address, open_game.tokens[2], tmp_path)
+            assert code == 3 and "ALREADY_EXISTS" in err
+    finally:
+        held.close()
+    record = client.await_game(open_game.game_id, timeout=30).record
+    contested = [line for line in record_lines(record) if line.get("event") == "contested"]
+    assert len(contested) == 1 and contested[0]["seat"] == 2, contested  # once per seat
+    assert "a second Hello with seat 2's token (agent name 'random')" in contested[0]["detail"]
+    verify_text(record)
+
+
 def test_wrong_protocol_version_is_refused_and_leaves_the_seat_free(gm, open_game, tmp_path):
     code, out, _ = run_agent(
         misbehaving("wrong_version.py"), gm.address, open_game.tokens[1], tmp_path

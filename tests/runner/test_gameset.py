@@ -16,7 +16,16 @@ from arena.config import Limits
 from arena.gamemaster.client import GameMasterClient
 from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.storage import GameResult
-from runner.gameset import CONNECT_MS, GameAborted, Launchers, SeatBot, _gone, play_game
+from runner.gameset import (
+    CONNECT_MS,
+    GameAborted,
+    Launchers,
+    SeatBot,
+    _gone,
+    _record_faults,
+    _with_deaths,
+    play_game,
+)
 from runner.launch import AgentLimits, AgentSpec, LaunchError, RunningAgent
 from tests.gamemaster.test_handshake import HeldSeat
 from tests.runner.conftest import BOTS, QUICK, SAMPLE_BOTS
@@ -191,3 +200,20 @@ def test_a_game_an_earlier_attempt_left_open_is_ended_and_the_next_id_is_played(
     assert [r.reason for r in earlier] == ["aborted", "aborted"]
     assert result.reason in ("target", "max_hands")
     assert json.loads(result.record.decode().splitlines()[0])["game_id"] == f"{game_id}.3"
+
+
+def test_a_contested_seat_is_stored_with_the_exit_of_the_agent_refused_its_seat() -> None:
+    # The game master's record says a second Hello came with seat 1's token; the agent that
+    # was refused exited 3. The stored row says both, as kind `contested`, not as a crash.
+    record = "\n".join(
+        json.dumps(line)
+        for line in (
+            {"record": "sixty-three/1"},
+            {"event": "contested", "hand": 1, "seat": 1, "detail": "a second Hello ..."},
+            {"event": "action", "hand": 1, "seat": 0, "action": "pass", "fault": "timeout"},
+        )
+    )
+    faults = _with_deaths(_record_faults(record), {1: ("exited with code 3", "ALREADY_EXISTS")})
+    assert [(f.seat, f.kind, f.hand) for f in faults] == [(1, "contested", 1), (0, "timeout", 1)]
+    assert faults[0].detail == "a second Hello ...; agent exited with code 3"
+    assert faults[0].stderr == "ALREADY_EXISTS"
