@@ -36,7 +36,9 @@ def _tournament_dict(t: Tournament, progress: Progress) -> dict[str, Any]:
         "format": t.format,
         "ruleset": t.ruleset,
         "state": t.state,
-        "seed": t.seed,
+        # The seed derives every set's deals: shown once every set is played, or a bot that
+        # reads the dashboard would know the cards of the games still to come.
+        "seed": t.seed if progress.total and progress.done == progress.total else None,
         "sets_per_pair": t.sets_per_pair,
         "nightly": t.nightly,
         "limits": t.limits,

@@ -185,6 +185,7 @@ def test_tournament_page_has_progress_crosstable_standings_and_games(client: Fla
     first, second = (escape(f"{r['bot']}@{r['version']}") for r in data["crosstable"][:2])
     assert f'title="{first} vs {second}: ' in html  # versions too: a bot meets its others
     assert "tournament.js" in html
+    assert isinstance(data["seed"], int) and f'<span class="mono">{data["seed"]}</span>' in html
 
 
 def test_a_tournament_page_says_why_sets_wait_and_how_to_retry_failed_ones(
@@ -237,6 +238,10 @@ def test_running_tournament_reports_partial_progress(client: FlaskClient) -> Non
     assert _json(client, f"/api/tournaments/{FINISHED}/status")["waiting"] is None
     listed = {t["id"]: t for t in _json(client, "/api/tournaments")["tournaments"]}
     assert listed[RUNNING_TOURNAMENT]["progress"]["done"] == 3
+    # The seed derives the deals of the sets still to play: kept back until all are played.
+    assert status["seed"] is None and listed[RUNNING_TOURNAMENT]["seed"] is None
+    assert _json(client, f"/api/tournaments/{RUNNING_TOURNAMENT}")["seed"] is None
+    assert "shown once every set is played" in _html(client, f"/tournaments/{RUNNING_TOURNAMENT}")
 
 
 def test_game_page_summarises_hands_timings_and_faults(client: FlaskClient, site: Site) -> None:
