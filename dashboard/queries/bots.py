@@ -110,13 +110,13 @@ def bot_page(
 
 
 def _version_dict(row: BotVersion) -> dict[str, Any]:
+    # Not its directory: where bots live on the workers' hosts is no business of a visitor's.
     return {
         "id": row.id,
         "version": row.version,
         "language": row.language,
         "command": row.command,
         "image": row.image,
-        "directory": row.directory,
         "created": iso(row.created),
         "manifest": row.manifest,
     }

@@ -138,6 +138,8 @@ def test_leaderboard_fallback_matches_a_fresh_rating(tmp_path) -> None:  # type:
 def test_bot_page_has_manifest_history_head_to_head_and_faults(client: FlaskClient) -> None:
     data = _json(client, "/api/bots/random")
     assert data["version"]["manifest"]["name"] == "random"
+    # Where the bot lives on the workers' host is not shown (fill.py registers it at /bots/NAME).
+    assert "/bots/random" not in client.get("/api/bots/random").get_data(as_text=True)
     assert len(data["history"]) == 4
     opponents = {h["opponent"]["bot"]: h for h in data["head_to_head"]}
     assert set(opponents) == {"greedy", XSS_NAME}
