@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # sqlalchemy is only needed by callers that register
     from arena.storage.models import BotVersion
 
 MANIFEST_NAME = "bot.toml"
+# Embeddings, overrides and isolates (U+202A-202E, U+2066-2069): they reorder what follows them.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 REQUIRED_KEYS = ("name", "version", "author", "language")
 OPTIONAL_KEYS = ("command", "image", "description")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
@@ -129,6 +131,12 @@ def _string(data: dict[str, Any], key: str, source: str) -> str:
     value = value.strip()
     if "\x00" in value:
         raise ManifestError(f"{source}: {key!r} contains a NUL character")
+    if bidi := next((ch for ch in value if ch in _BIDI_CONTROLS), None):
+        raise ManifestError(
+            f"{source}: {key!r} contains the bidirectional control character "
+            f"U+{ord(bidi):04X}, which would reorder the text around it where it is shown; "
+            "remove it"
+        )
     if not value and key != "description":
         raise ManifestError(f"{source}: {key!r} is empty")
     return value

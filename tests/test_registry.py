@@ -114,6 +114,10 @@ def test_an_image_bot_needs_no_command() -> None:
         (GOOD.replace('["sh", "bot.sh"]', "[]"), "'command' is empty"),
         (GOOD.replace('["sh", "bot.sh"]', '["sh", "bot\\u0000.sh"]'), "contains a NUL"),
         (GOOD.replace('"alice"', '"al\\u0000ice"'), "'author' contains a NUL"),
+        (
+            GOOD.replace('"alice"', '"\\u202eecila"'),
+            "'author' contains the bidirectional control character U+202E, which would reorder",
+        ),
         (GOOD.replace('["sh", "bot.sh"]', "[1, 2]"), "'command' must be a list of strings"),
         (
             GOOD.replace('"tester"', '"my bot!"'),

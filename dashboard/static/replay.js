@@ -102,7 +102,12 @@
       bubble.appendChild(el("span", "action", prettyCards(d.action)));
       if (d.ms !== undefined) bubble.appendChild(el("span", "ms", d.ms + " ms"));
       if (d.fault) bubble.appendChild(el("span", "tag fault", d.fault));
-      if (d.note) bubble.appendChild(el("div", "note", "“" + d.note + "”"));
+      if (d.note) {
+        // <bdi>: a note's direction controls must not reorder the quotes around it.
+        var note = el("div", "note");
+        note.append("“", el("bdi", null, d.note), "”");
+        bubble.appendChild(note);
+      }
       if (d.note_hidden) bubble.appendChild(el("div", "note muted", "(note not visible to this seat)"));
     }
   }
