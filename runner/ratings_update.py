@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from arena.ratings import EloTable, PairCounts, Score, bradley_terry_pairs, count_result
 from arena.storage import repo
 from arena.storage.errors import RatedMeanwhile
-from arena.storage.models import Bot, BotVersion, Game
+from arena.storage.models import Bot, BotVersion, EndReason, Game
 from arena.storage.values import HistoryEntry, RatingRow
 
 # Passes tried before giving up when other raters of the same ruleset keep getting in first
@@ -144,17 +144,18 @@ def rated_games(session: Session, ruleset: str, *, rated: bool) -> list[RatedGam
         Game.winner,
         Game.forfeit_seat,
         Game.finished,
+        Game.reason,
     ).where(Game.ruleset == ruleset)
     if rated:
         query = query.where(Game.rated_seq.is_not(None)).order_by(Game.rated_seq)
     else:
         query = query.where(Game.rated_seq.is_(None)).order_by(Game.finished, Game.id)
     out = []
-    for gid, s0, s1, winner, forfeit_seat, finished in session.execute(query):
+    for gid, s0, s1, winner, forfeit_seat, finished, reason in session.execute(query):
         score = _score_of_team0(winner)
         # Seats 2 and 3 are the partners of seats 0 and 1: the same versions.
         forfeit = None if forfeit_seat is None else (s0, s1)[forfeit_seat % 2]
-        counts = s0 != s1
+        counts = s0 != s1 and reason != EndReason.ABORTED  # see repo.has_result
         out.append(RatedGame(gid, s0, s1, score, forfeit, finished, counts))
     return out
 
@@ -170,6 +171,7 @@ def _pair_counts(
             Game.ruleset == ruleset,
             Game.rated_seq.is_not(None),
             Game.seat0_id != Game.seat1_id,
+            repo.has_result(),
         )
         .group_by(Game.seat0_id, Game.seat1_id, Game.winner)
     )

@@ -161,6 +161,12 @@ def get_game_record(session: Session, game_id: str) -> bytes:
     return zlib.decompress(blob)
 
 
+def has_result() -> Any:
+    """Games with a result. Arenas before 2026-11-30 stored games the game master aborted
+    (shut down mid-game): they have no winner and are no draws."""
+    return Game.reason != EndReason.ABORTED
+
+
 def seat_filter(version_id: int) -> Any:
     """Games in which this bot version holds any of the four seats."""
     return or_(

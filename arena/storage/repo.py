@@ -21,6 +21,7 @@ from arena.storage.bots import (
 from arena.storage.games import (
     get_game,
     get_game_record,
+    has_result,
     list_faults_for_version,
     list_games,
     list_games_for_version,
@@ -106,6 +107,7 @@ __all__ = [
     "list_game_sets",
     "list_games",
     "seat_filter",
+    "has_result",
     "list_games_for_version",
     "list_tournaments",
     "drop_unstarted_sets",

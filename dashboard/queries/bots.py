@@ -210,7 +210,7 @@ def head_to_head(
             func.sum(case((Game.winner.is_(None), 1), else_=0)),
             func.count(func.distinct(Game.game_set_id)),
         )
-        .where(repo.seat_filter(version_id), *_in_ruleset(ruleset))
+        .where(repo.seat_filter(version_id), repo.has_result(), *_in_ruleset(ruleset))
         .group_by(opponent)
     )
     rows = session.execute(query).all()

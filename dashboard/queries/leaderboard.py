@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from arena.ratings import RatingError, bradley_terry, elo_ratings
-from arena.storage import Bot, BotVersion, Game, Rating, RatingHistory
+from arena.storage import Bot, BotVersion, Game, Rating, RatingHistory, repo
 from dashboard.queries.common import (
     DEFAULT_RULESET,
     check_ruleset,
@@ -156,7 +156,11 @@ def _history_tail(session: Session, version_id: int, ruleset: str) -> list[float
 
 def game_results(session: Session, ruleset: str) -> list[tuple[int, int, float, Game]]:
     """(team 0's version, team 1's version, team 0's score, game) per rated game, in order."""
-    query = select(Game).where(Game.ruleset == ruleset).order_by(Game.finished, Game.id)
+    query = (
+        select(Game)
+        .where(Game.ruleset == ruleset, repo.has_result())
+        .order_by(Game.finished, Game.id)
+    )
     out = []
     for game in session.scalars(query):
         team0, team1 = {game.seat0_id, game.seat2_id}, {game.seat1_id, game.seat3_id}

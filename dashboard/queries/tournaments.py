@@ -190,7 +190,7 @@ def _table(session: Session, tournament_id: str) -> dict[str, Any]:
             func.count(func.distinct(GameSet.id)),
         )
         .join(Game, Game.game_set_id == GameSet.id)
-        .where(GameSet.tournament_id == tournament_id)
+        .where(GameSet.tournament_id == tournament_id, repo.has_result())
         .group_by(GameSet.bot_a_id, GameSet.bot_b_id)
     )
     pairs: dict[tuple[int, int], list[int]] = {}

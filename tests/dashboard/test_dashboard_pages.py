@@ -103,6 +103,30 @@ def test_an_unknown_ruleset_is_a_404_naming_the_rulesets(client: FlaskClient, pa
     )
 
 
+def test_aborted_games_older_arenas_stored_count_in_no_table(tmp_path: Path) -> None:
+    from sqlalchemy import text
+
+    from tests.dashboard.fill import fill
+
+    url = f"sqlite:///{tmp_path / 'aborted.db'}"
+    db = open_database(url)
+    fill(db, rate=False)
+    with db.engine.begin() as conn:  # as an arena before 2026-11-30 stored a shut-down game
+        conn.execute(
+            text("UPDATE games SET reason = 'aborted', winner = NULL WHERE id = :id"),
+            {"id": FIRST_GAME},
+        )
+    db.dispose()
+    client = create_app({"DATABASE_URL": url}).test_client()
+    a, b = (s["bot"] for s in _json(client, f"/api/games/{FIRST_GAME}")["seats"][:2])
+    rows = {r["bot"]: r for r in _json(client, "/api/leaderboard")["rows"]}
+    assert rows[a]["games"] == rows[b]["games"] == 3  # 4 each, but for the aborted one
+    standings = {s["bot"]: s for s in _json(client, f"/api/tournaments/{FINISHED}")["standings"]}
+    assert standings[a]["games"] == standings[b]["games"] == 3
+    met = {h["opponent"]["bot"]: h for h in _json(client, f"/api/bots/{a}")["head_to_head"]}
+    assert met[b]["games"] == 2 * met[b]["sets"] - 1
+
+
 def test_leaderboard_fallback_matches_a_fresh_rating(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from arena.storage import open_database
     from dashboard import create_app

@@ -172,6 +172,30 @@ def test_a_set_left_unrated_by_a_dead_worker_is_rated_by_the_next_pass(
     assert len(_history(database)) == 2 * 4
 
 
+def test_aborted_games_that_older_arenas_stored_count_for_nothing(database: Database) -> None:
+    # Before 2026-11-30 a game the game master aborted (shut down mid-game) was stored, with no
+    # winner; it must not be rated as a draw, neither by pairs nor by Elo.
+    sets = _setup(database)
+    for (set_id, a, b), outcome in zip(sets[:2], OUTCOMES[:2], strict=True):
+        _record(database, set_id, a, b, outcome)
+    aborted = f"{sets[0][0]}-g1"
+    with database.engine.begin() as conn:
+        conn.execute(
+            text("UPDATE games SET reason = 'aborted', winner = NULL WHERE id = :id"),
+            {"id": aborted},
+        )
+    with database.session() as s:
+        update_ratings(s, RULESET)
+    results = [r for r in _results_in_order(database) if r[3] != aborted]
+    fit = bradley_terry([r[:3] for r in results])
+    rows = {row[0]: row for row in _table(database)}
+    for ref, fitted in fit.ratings.items():
+        assert rows[ref][2] == fitted.rating and rows[ref][5] == fitted.games
+    assert sum(row[5] for row in rows.values()) == 2 * 3
+    assert aborted not in {gid for _, _, gid in _history(database)}
+    assert rows["alpha@1"][1] == elo_ratings([r[:3] for r in results]).rating("alpha@1")
+
+
 def test_a_pass_with_nothing_new_changes_nothing(database: Database) -> None:
     sets = _setup(database)
     _record(database, *sets[0], OUTCOMES[0])
