@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
+import signal
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +19,7 @@ from arena.config import database_url, env
 from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, open_database
+from arena.storage.errors import SchemaTooNew
 from runner.periodic import every
 from runner.redis_conn import REDIS_DOWN
 
@@ -31,6 +34,12 @@ log = logging.getLogger(__name__)
 # killed in one holds up every worker's next set until it expires: 120 s did, visibly.
 RATINGS_LOCK_TTL = 10
 RATINGS_LOCK_POLL = 0.005
+
+
+# Why this worker stops for good, once a job has found the database upgraded by a newer arena
+# (worker.py exits EXIT_OUTDATED): played on, it would write what the new schema means
+# otherwise (an arena of schema 1 rated every game again after an upgrade to 2).
+outdated: str | None = None
 
 
 @functools.cache
@@ -122,6 +131,10 @@ def run_game_set(set_id: str) -> dict[str, Any]:
     """Play and record one game set (a no-op if it is already done)."""
     from runner.tournament import run_game_set as run
 
+    if not _schema_still_ours():
+        # Untouched, the set stays queued; the reconciler of an up-to-date worker enqueues it.
+        return {"set": set_id, "state": "not played", "reason": outdated}
+
     outcome = run(database(), set_id, game_master(), ratings_lock=_ratings_lock, bot_lock=_bot_lock)
     log.info(
         "set %s: %s (attempt %d)",
@@ -130,6 +143,18 @@ def run_game_set(set_id: str) -> dict[str, Any]:
         outcome.attempts,
     )
     return outcome.to_dict()
+
+
+def _schema_still_ours() -> bool:
+    global outdated
+    try:
+        database().check_schema()
+    except SchemaTooNew as exc:
+        outdated = str(exc)
+        log.error("%s; this worker stops and leaves its sets to the new arena's workers", exc)
+        os.kill(os.getpid(), signal.SIGTERM)  # RQ's warm stop: the worker ends after this job
+        return False
+    return True
 
 
 def nightly_round_robin(

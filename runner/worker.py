@@ -29,6 +29,7 @@ from sqlalchemy.exc import OperationalError
 
 from arena.errors import ArenaError
 from arena.storage.database import driver_reason
+from arena.storage.errors import SchemaTooNew
 from runner.periodic import every
 from runner.queue import queue_name as default_queue_name
 from runner.redis_conn import REDIS_DOWN
@@ -46,6 +47,9 @@ RECONCILE_INTERVAL = 15
 _RECONNECT_MAX_WAIT = 10.0
 # Longest pause before starting again a worker that keeps dying.
 RESTART_PAUSE_MAX = 60.0
+# A worker's exit code when a newer arena has upgraded the database (jobs.outdated): starting
+# it again would not help, so the supervisor stops every worker and exits.
+EXIT_OUTDATED = 3
 
 _PR_SET_PDEATHSIG = 1
 
@@ -190,7 +194,7 @@ def make_worker(connection: redis.Redis, queue: str) -> ArenaWorker:
 
 def work_forever(queue: str, *, burst: bool = False) -> int:
     """Run one RQ worker; after losing Redis, reconnect (with backoff) rather than exit."""
-    from runner import redis_conn
+    from runner import jobs, redis_conn
 
     wait = 1.0
     worker: ArenaWorker | None = None
@@ -206,6 +210,8 @@ def work_forever(queue: str, *, burst: bool = False) -> int:
                 log.warning("reconnected to Redis at %s", redis_conn.describe())
             wait = 1.0
             worker.work(burst=burst, logging_level="INFO")
+            if jobs.outdated:
+                return EXIT_OUTDATED
             if worker.lost_redis:
                 raise redis_conn.RedisUnavailable("the connection was lost")
             if burst or _stop_requested(worker):
@@ -241,6 +247,7 @@ class Supervisor:
         self.reconcile_every = reconcile_every
         self.children: list[subprocess.Popen[bytes] | None] = [None] * count
         self._stopping = False
+        self.outdated = False
 
     def _spawn(self, index: int) -> subprocess.Popen[bytes]:
         argv = [sys.executable, "-m", "runner.worker", "--queue", self.queue]
@@ -280,6 +287,15 @@ class Supervisor:
                     code = child.poll()
                     if code is None:
                         continue
+                    if code == EXIT_OUTDATED:
+                        log.error(
+                            "worker %d stopped: a newer arena has upgraded the database; "
+                            "stopping this arena's workers (start the new arena's instead)",
+                            index,
+                        )
+                        self._stop(signal.SIGTERM, None)
+                        self.outdated = True
+                        break
                     short = now - started[index] < 60
                     pause[index] = min(2 * pause[index] or 1.0, RESTART_PAUSE_MAX) if short else 0
                     log.warning(
@@ -300,7 +316,7 @@ class Supervisor:
         for child in self.children:
             if child is not None:
                 child.wait()
-        return 0
+        return 2 if self.outdated else 0
 
     def _reconcile(self) -> None:
         from runner import jobs, redis_conn
@@ -335,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging()
     try:
         preload()
+    except SchemaTooNew as exc:  # a newer arena upgraded the database as this one started
+        log.error("%s", exc)
+        return EXIT_OUTDATED
     except ArenaError as exc:  # a database that does not answer, say: said in one line
         log.error("%s", exc)
         return 1  # the supervisor starts a worker again, after a pause that grows

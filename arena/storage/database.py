@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,6 +27,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from arena.storage.errors import DatabaseUnavailable, SchemaTooNew
 from arena.storage.models import RATER_INDEXES, Base, GameSet, SchemaVersion
+
+log = logging.getLogger(__name__)
 
 # How long a SQLite writer waits for another one before giving up; workers share one file.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -106,6 +109,13 @@ class Database:
     def schema_version(self) -> int:
         with self.engine.connect() as conn:
             return _current_version(conn) or 0
+
+    def check_schema(self) -> None:
+        """SchemaTooNew if a newer arena has upgraded the database since it was opened: a
+        long-running process must not go on writing what the new schema means otherwise."""
+        version = self.schema_version()
+        if version > SCHEMA_VERSION:
+            raise _too_new(version)
 
     def dispose(self) -> None:
         self.engine.dispose()
@@ -203,6 +213,13 @@ def _sqlite_engine(url: URL, engine_kwargs: dict[str, Any]) -> Engine:
     return engine
 
 
+def _too_new(version: int) -> SchemaTooNew:
+    return SchemaTooNew(
+        f"database schema is version {version}, newer than this arena's {SCHEMA_VERSION}: "
+        "upgrade the arena package (or restore the backup taken before the upgrade)"
+    )
+
+
 def _current_version(conn: Connection) -> int | None:
     if not inspect(conn).has_table(SchemaVersion.__tablename__):
         return None
@@ -223,11 +240,13 @@ def _migrate(engine: Engine) -> None:
             _create_all(conn)
             conn.execute(insert(SchemaVersion).values(id=1, version=SCHEMA_VERSION))
         elif version > SCHEMA_VERSION:
-            raise SchemaTooNew(
-                f"database schema is version {version}, newer than this arena's "
-                f"{SCHEMA_VERSION}: upgrade the arena package"
-            )
+            raise _too_new(version)
         else:
+            if version < SCHEMA_VERSION:
+                # Said, because the processes of the older arena must not run on (running.md).
+                log.warning(
+                    "upgrading the database schema from version %d to %d", version, SCHEMA_VERSION
+                )
             for step in MIGRATIONS[version:]:
                 step(conn)
             if version < SCHEMA_VERSION:

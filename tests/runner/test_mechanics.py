@@ -1206,3 +1206,45 @@ def test_a_worker_busy_through_a_redis_restart_is_listed_again_at_its_next_heart
         assert listed.queue_names() == [arena_env["ARENA_QUEUE"]]
     finally:
         server.kill()
+
+
+def test_workers_stop_for_good_once_a_newer_arena_upgrades_the_database(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Any
+) -> None:
+    # A worker of schema 1 went on after an upgrade to 2 and rated every game it stored again.
+    # A worker now checks the schema before each set: it leaves the set untouched and stops,
+    # and its supervisor stops too (starting it again would not help).
+    import sqlite3
+
+    from arena.storage import SCHEMA_VERSION
+    from runner import redis_conn
+    from runner.queue import arena_queue, enqueue_game_set
+
+    register("random", "greedy")
+    workers.start(count=1, reconcile_every=3600)  # the reconciler enqueues nothing after this
+    wait_for(lambda: "Listening on" in workers.log(), 30, "the worker to start")
+    _tid, [set_id] = _tournament(arena_env)
+    path = arena_env["ARENA_DATABASE_URL"].removeprefix("sqlite:///")
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("UPDATE schema_version SET version = 999")  # a newer arena's upgrade
+    enqueue_game_set(arena_queue(redis_conn.connect(), arena_env["ARENA_QUEUE"]), set_id)
+    assert workers.process.wait(timeout=60) == 2
+    log = workers.log()
+    assert "database schema is version 999, newer than this arena's" in log
+    assert "a newer arena has upgraded the database; stopping this arena's workers" in log
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        row = conn.execute("SELECT state, attempts FROM game_sets WHERE id = ?", (set_id,))
+        assert row.fetchone() == ("queued", 0)  # left as it was, for the new arena's workers
+    # Started again, the worker refuses at once, saying why.
+    again = subprocess.run(
+        [*ARENA, "worker"],
+        env={**os.environ, **arena_env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert again.returncode == 2
+    assert "newer than this arena's" in again.stderr and "restore the backup" in again.stderr
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:  # for the fixtures' clean-up
+        conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))

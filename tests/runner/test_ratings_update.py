@@ -287,7 +287,9 @@ def test_a_recompute_that_another_rater_overtakes_starts_again(
     assert sum(row[5] for row in raced_table) == 2 * 4
 
 
-def test_the_upgrade_places_games_a_stored_table_already_rated(database_url: str) -> None:
+def test_the_upgrade_places_games_a_stored_table_already_rated(
+    database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     db = open_database(database_url)
     sets = _setup(db)
     for (set_id, a, b), outcome in zip(sets[:3], OUTCOMES[:3], strict=True):
@@ -306,6 +308,8 @@ def test_the_upgrade_places_games_a_stored_table_already_rated(database_url: str
 
     db = open_database(database_url)
     assert db.schema_version() == database_module.SCHEMA_VERSION
+    upgraded = f"upgrading the database schema from version 1 to {db.schema_version()}"
+    assert upgraded in caplog.text  # said: the older arena's processes must not run on
     with db.session() as s:
         placed = s.scalars(select(Game.rated_seq).order_by(Game.finished, Game.id)).all()
         assert placed == list(range(6))
