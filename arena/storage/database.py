@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import (
     Connection,
     Engine,
+    bindparam,
     create_engine,
     event,
     insert,
@@ -68,6 +69,51 @@ def _add_set_beat(conn: Connection) -> None:
     conn.execute(text(f"ALTER TABLE game_sets ADD COLUMN beat {column_type}"))
 
 
+_RULESET_TABLES = ("tournaments", "games", "ratings", "rating_history")
+
+
+def _respell_rulesets(conn: Connection) -> None:
+    """Custom rulesets stored as they were typed ('{"name": "standard", "max_hands": 2}')
+    take their one spelling (arena.rulesets.ruleset_key), so that the same rules are one rating
+    pool. A pool that gathers more than one spelling is rated again, from its first game."""
+    from arena.errors import ArenaError
+    from arena.rulesets import ruleset_key
+
+    spellings: dict[str, set[str]] = {}
+    for table in _RULESET_TABLES:
+        for (stored,) in conn.execute(text(f"SELECT DISTINCT ruleset FROM {table}")):
+            try:
+                key = ruleset_key(stored)
+            except ArenaError:  # no ruleset this arena knows: left as it is
+                continue
+            spellings.setdefault(key, set()).add(stored)
+    for key, stored in spellings.items():
+        if stored == {key}:
+            continue
+        every = {"key": key, "stored": list(stored)}
+        if len(stored) > 1:
+            log.warning(
+                "ruleset %s was stored %d ways: the next rating pass rates its games again as "
+                "one pool (or now: arena ratings --ruleset '%s' --recompute)",
+                key,
+                len(stored),
+                key,
+            )
+            for statement in (
+                "UPDATE games SET rated_seq = NULL WHERE ruleset IN :stored",
+                "DELETE FROM ratings WHERE ruleset IN :stored",
+                "DELETE FROM rating_history WHERE ruleset IN :stored",
+            ):
+                conn.execute(text(statement).bindparams(bindparam("stored", expanding=True)), every)
+        for table in _RULESET_TABLES:
+            conn.execute(
+                text(f"UPDATE {table} SET ruleset = :key WHERE ruleset IN :stored").bindparams(
+                    bindparam("stored", expanding=True)
+                ),
+                every,
+            )
+
+
 # MIGRATIONS[i] takes a database from version i to version i + 1. A fresh database gets
 # Base.metadata.create_all and is stamped with the latest version directly, so every later
 # step must leave the schema exactly as the models in models.py describe it.
@@ -75,6 +121,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _create_all,  # version 1
     _add_rated_seq,  # version 2: games are rated once, in a stored order
     _add_set_beat,  # version 3: a running set's last sign of life
+    _respell_rulesets,  # version 4: one spelling per custom ruleset
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

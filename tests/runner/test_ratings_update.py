@@ -13,7 +13,7 @@ from arena.ratings import bradley_terry, elo_ratings
 from arena.storage import Database, open_database, repo
 from arena.storage import database as database_module
 from arena.storage.errors import RatedMeanwhile
-from arena.storage.models import RATER_INDEXES, BotVersion, Game
+from arena.storage.models import RATER_INDEXES, BotVersion, Game, Tournament
 from arena.storage.repo import GameResult, PlannedSet
 from runner.ratings_update import update_ratings
 
@@ -30,10 +30,14 @@ OUTCOMES = [
 ]
 
 
-def _setup(db: Database) -> list[tuple[str, str, str]]:
+def _setup(
+    db: Database, ruleset: str = RULESET, tournament_id: str = "t-20261130-rate"
+) -> list[tuple[str, str, str]]:
     """Three bots and a tournament with a set per outcome; returns (set id, a, b) per set."""
     with db.session() as s:
         for ref in BOTS:
+            if repo.find_bot(s, ref.split("@")[0]) is not None:
+                continue
             name, version = ref.split("@")
             repo.add_bot_version(
                 s,
@@ -51,12 +55,12 @@ def _setup(db: Database) -> list[tuple[str, str, str]]:
         t = repo.create_tournament(
             s,
             format="round-robin",
-            ruleset=RULESET,
+            ruleset=ruleset,
             seed=1,
             sets_per_pair=2,
             sets=plan,
             limits={},
-            tournament_id="t-20261130-rate",
+            tournament_id=tournament_id,
         )
     return [(repo.game_set_id(t.id, i), a, b) for i, (a, b) in enumerate(pairs)]
 
@@ -319,4 +323,48 @@ def test_the_upgrade_places_games_a_stored_table_already_rated(
     with db.session() as s:
         update_ratings(s, RULESET)
     assert len(_history(db)) == len(history) + 4  # the new set's two games, a point per bot
+    db.dispose()
+
+
+def _downgrade_to_3(db: Database) -> None:
+    with db.engine.begin() as conn:
+        conn.execute(text("UPDATE schema_version SET version = 3"))
+
+
+@pytest.mark.parametrize("both", [False, True], ids=["typed one way", "typed two ways"])
+def test_the_upgrade_gives_custom_rulesets_one_spelling_and_one_pool(
+    database_url: str, both: bool
+) -> None:
+    # Stored as typed before ruleset_key: the same rules in two rating pools.
+    typed, key = '{"name": "standard", "max_hands": 2}', '{"max_hands":2,"name":"standard"}'
+    db = open_database(database_url)
+    sets = _setup(db, typed, "t-20261130-old")
+    for (set_id, a, b), outcome in zip(sets[:2], OUTCOMES[:2], strict=True):
+        _record(db, set_id, a, b, outcome)
+    if both:
+        sets = _setup(db, key, "t-20261201-new")
+        _record(db, *sets[2], OUTCOMES[2])
+    for ruleset in (typed, key):
+        with db.session() as s:
+            update_ratings(s, ruleset)
+    with db.session() as s:
+        before = [(r.bot_version.ref, r.elo, r.games) for r in repo.get_ratings(s, typed)]
+    _downgrade_to_3(db)
+    db.dispose()
+
+    db = open_database(database_url)
+    with db.session() as s:
+        assert repo.get_ratings(s, typed) == []
+        stored = {t.ruleset for t in s.scalars(select(Tournament))}
+        assert stored == {key} and {g.ruleset for g in s.scalars(select(Game))} == {key}
+        if not both:  # renamed: its table, history and order kept as they were
+            after = [(r.bot_version.ref, r.elo, r.games) for r in repo.get_ratings(s, key)]
+            assert after == before
+        update_ratings(s, key)  # a pool of two spellings is rated again, from its first game
+        rows = repo.get_ratings(s, key)
+        games = s.scalars(select(Game).order_by(Game.finished, Game.id)).all()
+        assert [g.rated_seq for g in games] == list(range(len(games)))
+        assert sum(r.games for r in rows) == 2 * len(games)
+        history = [h for ref in BOTS for h in repo.rating_history(s, ref, key)]
+        assert len(history) == 2 * len(games)  # one point per version per game, none twice
     db.dispose()
