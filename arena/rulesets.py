@@ -10,7 +10,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from arena.errors import BadRuleset, UnknownRuleset
+from arena.errors import ArenaError, BadRuleset, UnknownRuleset
 
 
 class Redeal(StrEnum):
@@ -178,6 +178,15 @@ def ruleset_key(text: str) -> str:
     if not changed and ruleset.name in RULESETS:
         return ruleset.name
     return json.dumps({"name": ruleset.name, **changed}, sort_keys=True, separators=(",", ":"))
+
+
+def as_stored(text: str) -> str:
+    """The ruleset as tournaments store it (ruleset_key), however it is written; as written if
+    it is no ruleset this arena knows (one stored by an older arena, say)."""
+    try:
+        return ruleset_key(text)
+    except ArenaError:
+        return text
 
 
 def ruleset_from_header(value: str | dict[str, Any]) -> Ruleset:

@@ -20,10 +20,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _show(args: argparse.Namespace) -> int:
     from arena.config import database_url
+    from arena.rulesets import as_stored
     from arena.storage import open_database, repo
     from runner.ratings_update import update_ratings
 
-    ruleset = _spelled_as_stored(args.ruleset)
+    ruleset = as_stored(args.ruleset)
     with open_database(database_url()) as db, db.session() as session:
         if args.recompute:
             update_ratings(session, ruleset, from_scratch=True)
@@ -76,15 +77,3 @@ def _show(args: argparse.Namespace) -> int:
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return 0
-
-
-def _spelled_as_stored(ruleset: str) -> str:
-    """The ruleset as tournaments store it (arena.rulesets.ruleset_key), however it is written;
-    as written if it is no ruleset this arena knows (one stored before, say)."""
-    from arena.errors import ArenaError
-    from arena.rulesets import ruleset_key
-
-    try:
-        return ruleset_key(ruleset)
-    except ArenaError:
-        return ruleset

@@ -7,6 +7,7 @@ from typing import Any
 from flask import Blueprint, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 
+from arena.rulesets import as_stored
 from dashboard.db import session
 from dashboard.queries.bots import bot_list, bot_page
 from dashboard.views.common import cached
@@ -25,7 +26,7 @@ def api_index() -> ResponseReturnValue:
 
 
 def _data(name: str, version: str | None) -> dict[str, Any]:
-    ruleset = request.args.get("ruleset") or None
+    ruleset = as_stored(request.args.get("ruleset") or "") or None
     return bot_page(session(), name, version, ruleset, cached("bot-games", 64))
 
 

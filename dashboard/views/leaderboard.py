@@ -7,6 +7,7 @@ from typing import Any
 from flask import Blueprint, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 
+from arena.rulesets import as_stored
 from dashboard.db import session
 from dashboard.queries.leaderboard import leaderboard
 from dashboard.views.common import cached
@@ -15,7 +16,8 @@ bp = Blueprint("leaderboard", __name__)
 
 
 def _data() -> dict[str, Any]:
-    return leaderboard(session(), request.args.get("ruleset") or None, cached("leaderboard", 8))
+    ruleset = as_stored(request.args.get("ruleset") or "") or None
+    return leaderboard(session(), ruleset, cached("leaderboard", 8))
 
 
 @bp.get("/")

@@ -94,6 +94,13 @@ def test_a_ruleset_without_games_has_an_empty_leaderboard(client: FlaskClient) -
     assert 'class="empty"' in _html(client, "/?ruleset=inverness")
 
 
+def test_a_ruleset_typed_another_way_is_the_one_stored(client: FlaskClient) -> None:
+    # As the CLI does (arena.rulesets.as_stored): the menu's spelling is not the only one.
+    typed = quote('{"name": "standard", "max_hands": 100}')  # standard's own max_hands
+    assert _json(client, f"/api/leaderboard?ruleset={typed}")["ruleset"] == "standard"
+    assert _json(client, f"/api/bots/greedy?ruleset={typed}")["ruleset"] == "standard"
+
+
 @pytest.mark.parametrize("path", ["/?ruleset=nope", "/bots/greedy?ruleset=nope"])
 def test_an_unknown_ruleset_is_a_404_naming_the_rulesets(client: FlaskClient, path: str) -> None:
     response = client.get(path)
