@@ -60,7 +60,9 @@ def page(game_id: str) -> ResponseReturnValue:
     problem = None
     hands: list[dict[str, int]] = []
     try:  # the frames come from the API: the page needs only where the hands start
-        hands = hand_starts(repo.get_game_record(session(), game_id))
+        hands = cached("hand-starts", 256)(
+            game_id, lambda: hand_starts(repo.get_game_record(session(), game_id))
+        )
     except ReplayError as exc:
         problem = str(exc)
     perspective = request.args.get("perspective", FULL)
