@@ -332,3 +332,42 @@ def _finish_a_pending_set(url: str) -> None:
             assert repo.record_game_set_result(s, set_id, results)
     finally:
         db.dispose()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/bots",
+        "/bots/greedy",
+        "/tournaments",
+        f"/tournaments/{FINISHED_TOURNAMENT}",
+        "/games",
+        f"/games/{GAME}",
+        f"/games/{GAME}/replay",
+    ],
+)
+def test_pages_fit_a_phone_screen(browser: Any, live_server: LiveServer, path: str) -> None:
+    # At 375 px the tables made pages up to 1,700 px wide, and the menu's last links fell off
+    # the header (white on grey): now wide tables scroll in their own box and the menu wraps.
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(live_server.base + path)
+        if path.endswith("/replay"):
+            page.wait_for_selector("#replay.ready")
+        wide = page.evaluate(
+            """() => Array.from(document.querySelectorAll('body *')).filter(e => {
+                const right = e.getBoundingClientRect().right, up = e.parentElement;
+                return right > 376 && up.getBoundingClientRect().right <= 376;
+            }).map(e => e.tagName + '.' + e.className + ' ' + e.textContent.slice(0, 40))"""
+        )
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375, wide
+        header = page.locator("header.top").bounding_box()
+        for link in page.locator("header.top nav a").all():
+            box = link.bounding_box()
+            assert box["x"] + box["width"] <= 375 and box["y"] + box["height"] <= (
+                header["y"] + header["height"]
+            ), link.inner_text()
+    finally:
+        context.close()
