@@ -15,7 +15,8 @@
 //   ARENA_SEAT_TOKEN   the seat's secret token (required)
 //   ARENA_PROTO_DIR    the directory holding sixtythree/v1/arena.proto (default ../../proto
 //                      relative to this file)
-//   ARENA_AGENT_SEED   seed of the agent's random choices (default: a random one)
+//   ARENA_AGENT_SEED   seed of the agent's random choices (default 0: a tournament played
+//                      again gives the same games)
 //
 // Exit codes, as the Python SDK's: 0 the game ended, 2 no token, 3 the game master refused
 // the seat, 4 it could not be reached, 5 the connection was lost mid-game.
@@ -200,9 +201,7 @@ function main() {
     process.stderr.write('ARENA_SEAT_TOKEN is not set: the platform starts agents with it\n');
     process.exit(EXIT.NO_TOKEN);
   }
-  const seed = process.env.ARENA_AGENT_SEED
-    ? Number(process.env.ARENA_AGENT_SEED)
-    : Math.floor(Math.random() * 2 ** 32);
+  const seed = Number(process.env.ARENA_AGENT_SEED || 0);
   const random = makeRandom(seed);
   const GameMaster = loadService();
   const client = new GameMaster(address, grpc.credentials.createInsecure());

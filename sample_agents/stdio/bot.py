@@ -8,7 +8,8 @@ Run it through the bridge, which holds the seat on the game master:
 It reads one JSON object per line on stdin and answers each "decision" line with one JSON line
 on stdout (docs/protocol-json.md). Every decision carries the full observation and the legal
 actions, so the bot keeps no state. Debug output goes to stderr: stdout is the protocol.
-Set BOT_SEED for repeatable random choices.
+Its random choices repeat from game to game (seed 0), so a tournament played again gives the
+same games; set BOT_SEED for other ones.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def decide(msg: dict[str, Any], table: dict[str, int], rng: random.Random) -> di
 
 
 def main() -> int:
-    rng = random.Random(os.environ.get("BOT_SEED"))
+    rng = random.Random(os.environ.get("BOT_SEED", "0"))
     table = dict(STANDARD_POINTS)
     for line in sys.stdin:
         msg = json.loads(line)

@@ -94,6 +94,36 @@ def test_play_with_a_seat_of_each_kind_writes_verifiable_records(tmp_path: Path)
     assert [s["agent"] for s in mirror_head["seats"]] == ["agent.js", "greedy", "bot", "random_bot"]
 
 
+@needs_node
+@pytest.mark.usefixtures("js_ready")
+def test_the_sample_bots_play_the_same_game_again(tmp_path: Path) -> None:
+    # The JavaScript and stdio samples drew a fresh random seed per process, so a tournament
+    # played again gave other games; now they start from seed 0, as the Python one does.
+    seats = [
+        "node sample_agents/js/agent.js",
+        f"arena stdio-agent -- {sys.executable} sample_agents/stdio/bot.py",
+        "node sample_agents/js/agent.js",
+        f"arena stdio-agent -- {sys.executable} sample_agents/stdio/bot.py",
+    ]
+    records = []
+    for run in ("first", "again"):
+        out = tmp_path / f"{run}.jsonl"
+        argv = [x for seat in seats for x in ("--seat", seat)]
+        result = arena(
+            "play",
+            *argv,
+            "--ruleset",
+            '{"name": "standard", "max_hands": 3}',
+            "--seed",
+            "8",
+            "--output",
+            str(out),
+        )
+        assert result.returncode == 0, result.stderr + result.stdout
+        records.append(_comparable(out))
+    assert len(records[0]) > 40 and records[0] == records[1]
+
+
 def test_play_watch_prints_each_public_event_as_it_happens(tmp_path: Path) -> None:
     out = tmp_path / "game.jsonl"
     result = arena(
