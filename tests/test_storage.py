@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import zlib
 from collections.abc import Callable
@@ -602,3 +605,27 @@ def test_rating_history_keeps_append_order(database: Database) -> None:
         assert [(h.elo, h.game_id) for h in history] == [(1508.0, g0), (1499.0, None)]
         repo.clear_history(s, "standard")
         assert repo.rating_history(s, "beta@1", "standard") == []
+
+
+def test_a_tournament_exports_its_records_one_file_per_game(
+    database: Database, tmp_path: Path
+) -> None:
+    tid = _tournament(database, sets=2)
+    with database.session() as s:
+        s_ids = [f"{tid}-set-0000{i}" for i in range(2)]
+        for set_id in s_ids:
+            assert repo.record_game_set_result(s, set_id, _games())
+    out = tmp_path / "export" / "records"
+    url = database.url.render_as_string(hide_password=False)
+    env = {**os.environ, "ARENA_DATABASE_URL": url, "ARENA_DATA_DIR": str(tmp_path)}
+    argv = [sys.executable, "-m", "arena.cli", "tournament", "export"]
+    done = subprocess.run([*argv, tid, str(out)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"tournament {tid}: 4 game records written to {out}"
+    files = sorted(p.name for p in out.iterdir())
+    assert files == [f"{set_id}-g{g}.jsonl" for set_id in s_ids for g in (0, 1)]
+    assert (out / files[0]).read_bytes() == RECORD and (
+        out / files[1]
+    ).read_bytes() == RECORD + b"\n"
+    missing = subprocess.run([*argv, "t-nope", str(out)], env=env, capture_output=True, text=True)
+    assert missing.returncode != 0 and "no tournament 't-nope'" in missing.stderr

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.commands.types import positive_int
@@ -77,6 +78,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     retry.add_argument("tournament_id", metavar="ID")
     retry.set_defaults(func=_retry)
 
+    export = sub.add_parser(
+        "export", help="write the record of each of a tournament's games to DIR/GAME_ID.jsonl"
+    )
+    export.add_argument("tournament_id", metavar="ID")
+    export.add_argument("directory", metavar="DIR", type=Path, help="created if it is missing")
+    export.set_defaults(func=_export)
+
 
 def _open() -> Database:
     from arena.config import database_url
@@ -136,6 +144,20 @@ def _retry(args: argparse.Namespace) -> int:
         return 0
     print(f"tournament {args.tournament_id}: {len(ids)} failed set(s) queued again")
     print(f"follow it with: arena tournament status {args.tournament_id} --follow")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from arena.storage import repo
+
+    with _open() as db, db.session() as session:
+        repo.get_tournament(session, args.tournament_id)  # NotFound names it
+        args.directory.mkdir(parents=True, exist_ok=True)
+        written = 0
+        for game_id, record in repo.tournament_records(session, args.tournament_id):
+            (args.directory / f"{game_id}.jsonl").write_bytes(record)
+            written += 1
+    print(f"tournament {args.tournament_id}: {written} game records written to {args.directory}")
     return 0
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import or_, select, update
@@ -159,6 +159,20 @@ def get_game_record(session: Session, game_id: str) -> bytes:
     if blob is None:
         raise NotFound(f"no game {game_id!r}")
     return zlib.decompress(blob)
+
+
+def tournament_records(session: Session, tournament_id: str) -> Iterator[tuple[str, bytes]]:
+    """(game id, JSONL record) of every stored game of the tournament, by game id; one
+    record in memory at a time."""
+    query = (
+        select(Game.id, Game.record_z)
+        .join(GameSet, Game.game_set_id == GameSet.id)
+        .where(GameSet.tournament_id == tournament_id)
+        .order_by(Game.id)
+        .execution_options(yield_per=20)
+    )
+    for gid, blob in session.execute(query):
+        yield gid, zlib.decompress(blob)
 
 
 def has_result() -> Any:

@@ -27,6 +27,7 @@ from arena.storage.games import (
     list_games_for_version,
     record_game_set_result,
     seat_filter,
+    tournament_records,
 )
 from arena.storage.ratings import (
     append_history,
@@ -107,6 +108,7 @@ __all__ = [
     "list_game_sets",
     "list_games",
     "seat_filter",
+    "tournament_records",
     "has_result",
     "list_games_for_version",
     "list_tournaments",
