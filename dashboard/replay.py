@@ -41,14 +41,16 @@ class Replay:
     end: dict[str, Any] | None
 
     def for_perspective(self, perspective: str) -> dict[str, Any]:
-        header = self.header
-        if perspective != FULL:  # the seed re-deals every hand: it is for the full view only
-            header = {k: v for k, v in header.items() if k != "seed"}
+        header, end = self.header, self.end
+        if perspective != FULL:
+            # The seed re-deals every hand, and no seat knew the result before the end: the
+            # last frame says it.
+            header, end = {k: v for k, v in header.items() if k != "seed"}, None
         return {
             **header,
             "perspective": perspective,
             "hands": self.hand_starts,
-            "end": self.end,
+            "end": end,
             "frames": self.frames[perspective],
         }
 
@@ -155,19 +157,23 @@ def _hand_over(state: dict[str, Any], events: list[Event]) -> dict[str, Any]:
     return done
 
 
-def _log(events: list[Event], full: bool) -> list[str]:
+def _log(events: list[Event], viewer: int | None) -> list[str]:
+    """What happened, as `viewer` (None: the full view) knew it: the cards a seat discards or
+    draws face down only in the full view and the seat's own."""
+    full = viewer is None
     lines = []
     for e in events:
         kind = e["event"]
         seat = e.get("seat")
         cards = " ".join(pretty(c) for c in e.get("cards", []) if isinstance(c, str))
         n = len(e.get("cards", []))
+        known = full or seat == viewer
         if kind == "deal":
             lines.append(f"Hand {e['hand']}: seat {e['dealer']} deals")
         elif kind == "discard" and n:
-            lines.append(f"Seat {seat} discards {cards if full else _count(n)}")
+            lines.append(f"Seat {seat} discards {cards if known else _count(n)}")
         elif kind == "draw" and n:
-            lines.append(f"Seat {seat} draws {cards if full else _count(n)}")
+            lines.append(f"Seat {seat} draws {cards if known else _count(n)}")
         elif kind == "give":
             lines.append(f"Seat {seat} gives {cards} to seat {e['to']} face up")
         elif kind == "dead":
@@ -295,7 +301,7 @@ class _Builder:
                     "kind": kind,
                     "decisions": self.decisions,
                     "decision": None if line is None else _decision(line, viewer),
-                    "log": _log(events, viewer is None),
+                    "log": _log(events, viewer),
                     "result": result,
                     **state,
                 }

@@ -68,9 +68,15 @@ def test_a_seat_perspective_never_holds_another_hand(
         frames = seen["frames"]
         full = _frames(client, game_id, "full")["frames"]
         assert "seed" not in seen  # it would re-deal every hand
+        assert seen["end"] is None  # no seat knew the result before the last frame
         assert len(frames) == len(full)
         for frame, everything in zip(frames, full, strict=True):
             assert frame["stock"] is None
+            # The cards it discarded and drew itself it knew: its log names them.
+            own = (f"Seat {seat} discards ", f"Seat {seat} draws ")
+            assert [line for line in everything["log"] if line.startswith(own)] == [
+                line for line in frame["log"] if line.startswith(own)
+            ]
             # Its own face-down cards it knows (it put them there); nobody else's.
             mine = everything["discards"][seat]
             assert frame["discards"] == [mine if s == seat else None for s in range(4)]
