@@ -216,6 +216,7 @@
     }
     document.querySelectorAll(".perspectives button").forEach(function (b) {
       b.classList.toggle("active", b.dataset.perspective === state.perspective);
+      b.setAttribute("aria-pressed", String(b.dataset.perspective === state.perspective));
     });
     byId("btn-play").textContent = state.timer ? "Pause" : "Play";
     var hash = "#frame=" + state.index + "&perspective=" + state.perspective;
@@ -283,9 +284,9 @@
     b.addEventListener("click", function () { load(b.dataset.perspective, state.index); });
   });
   document.addEventListener("keydown", function (e) {
-    if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT") && e.key !== " ") {
-      if (e.target.type !== "range") return;
-    }
+    var tag = e.target && e.target.tagName;
+    if (tag === "SELECT") return;  // the hand menu keeps its keys (Space opens it)
+    if (tag === "INPUT" && e.target.type !== "range" && e.key !== " ") return;
     if (e.altKey || e.ctrlKey || e.metaKey) return;
     // Space and Enter press a focused button, as everywhere else on the web.
     if (e.target && e.target.tagName === "BUTTON" && (e.key === " " || e.key === "Enter")) return;

@@ -203,6 +203,14 @@ def test_space_presses_the_focused_button_and_buttons_have_names(
     page.wait_for_function("document.getElementById('replay').dataset.perspective === '0'")
     labels = set(page.locator(".card.back").evaluate_all("e => e.map(c => c.ariaLabel)"))
     assert labels == {"face-down card"}
+    pressed = page.locator(".perspectives button").evaluate_all(
+        "bs => bs.map(b => [b.dataset.perspective, b.getAttribute('aria-pressed')])"
+    )
+    assert [p for p, on in pressed if on == "true"] == ["0"] and len(pressed) == 5
+    # The hand menu keeps its keys: Space there does not start playing.
+    page.focus("#hand-select")
+    page.keyboard.press(" ")
+    assert page.locator("#btn-play").inner_text() == "Play"
 
 
 def test_an_edited_address_moves_the_replay_and_the_auction_shows_the_high_bid(
