@@ -131,15 +131,18 @@ def _string(data: dict[str, Any], key: str, source: str) -> str:
     value = value.strip()
     if "\x00" in value:
         raise ManifestError(f"{source}: {key!r} contains a NUL character")
-    if bidi := next((ch for ch in value if ch in _BIDI_CONTROLS), None):
-        raise ManifestError(
-            f"{source}: {key!r} contains the bidirectional control character "
-            f"U+{ord(bidi):04X}, which would reorder the text around it where it is shown; "
-            "remove it"
-        )
+    _refuse_bidi(value, repr(key), source)
     if not value and key != "description":
         raise ManifestError(f"{source}: {key!r} is empty")
     return value
+
+
+def _refuse_bidi(text: str, what: str, source: str) -> None:
+    if bidi := next((ch for ch in text if ch in _BIDI_CONTROLS), None):
+        raise ManifestError(
+            f"{source}: {what} contains the bidirectional control character U+{ord(bidi):04X}, "
+            "which would reorder the text around it where it is shown; remove it"
+        )
 
 
 def _command(value: object, bot_dir: Path, source: str) -> tuple[str, ...]:
@@ -154,6 +157,8 @@ def _command(value: object, bot_dir: Path, source: str) -> tuple[str, ...]:
         raise ManifestError(f"{source}: 'command' must be a list of strings or one string")
     if any("\x00" in w for w in words):  # TOML allows it; no program can take it
         raise ManifestError(f"{source}: 'command' contains a NUL character")
+    for word in words:
+        _refuse_bidi(word, "'command'", source)
     if not words or not words[0]:
         raise ManifestError(f"{source}: 'command' is empty; name the program to run")
     _check_executable(words[0], bot_dir, source)

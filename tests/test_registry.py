@@ -118,6 +118,10 @@ def test_an_image_bot_needs_no_command() -> None:
             GOOD.replace('"alice"', '"\\u202eecila"'),
             "'author' contains the bidirectional control character U+202E, which would reorder",
         ),
+        (
+            GOOD.replace('["sh", "bot.sh"]', '["sh", "bot.sh", "\\u2066x"]'),
+            "'command' contains the bidirectional control character U+2066",
+        ),
         (GOOD.replace('["sh", "bot.sh"]', "[1, 2]"), "'command' must be a list of strings"),
         (
             GOOD.replace('"tester"', '"my bot!"'),

@@ -379,3 +379,29 @@ def test_pages_fit_a_phone_screen(browser: Any, live_server: LiveServer, path: s
             ), link.inner_text()
     finally:
         context.close()
+
+
+def test_long_names_wrap_rather_than_widen_the_page(browser: Any, live_server: LiveServer) -> None:
+    # A bot may be named with 64 characters and versioned with 64 more: its page was 678 px
+    # wide at 375, and in a crosstable its name made the row heads 1,176 px wide at 1920.
+    from tests.dashboard.fill import add_bot
+
+    name, version = "n" * 64, "9" * 64
+    with open_database(live_server.site.url) as db:
+        add_bot(db, name, version)
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(f"{live_server.base}/bots/{name}/{version}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        page.set_viewport_size({"width": 1920, "height": 1000})
+        page.goto(f"{live_server.base}/tournaments/{FINISHED_TOURNAMENT}")
+        head = page.locator("table.cross th.rowhead").first
+        head.evaluate(
+            f"h => {{ h.querySelector('a.bot').textContent = '{name}';"
+            f" h.querySelector('.ver').textContent = '@{version}'; }}"
+        )
+        box = page.locator("table.cross").locator("xpath=..")  # its .scroll box
+        assert box.evaluate("b => b.scrollWidth <= b.clientWidth")  # every column in view
+    finally:
+        context.close()
