@@ -194,9 +194,14 @@ def _table(session: Session, tournament_id: str) -> dict[str, Any]:
         .group_by(GameSet.bot_a_id, GameSet.bot_b_id)
     )
     pairs: dict[tuple[int, int], list[int]] = {}
-    game_count = 0
+    # Every game is listed, aborted ones stored by older arenas too: the table counts results.
+    game_count = session.scalar(
+        select(func.count())
+        .select_from(Game)
+        .join(GameSet, Game.game_set_id == GameSet.id)
+        .where(GameSet.tournament_id == tournament_id)
+    )
     for a, b, games, wins, draws, sets in session.execute(query):
-        game_count += int(games)
         if a == b:
             continue
         wins, draws, games = int(wins or 0), int(draws or 0), int(games)

@@ -129,8 +129,11 @@ def test_aborted_games_older_arenas_stored_count_in_no_table(tmp_path: Path) -> 
     a, b = (s["bot"] for s in _json(client, f"/api/games/{FIRST_GAME}")["seats"][:2])
     rows = {r["bot"]: r for r in _json(client, "/api/leaderboard")["rows"]}
     assert rows[a]["games"] == rows[b]["games"] == 3  # 4 each, but for the aborted one
-    standings = {s["bot"]: s for s in _json(client, f"/api/tournaments/{FINISHED}")["standings"]}
+    tournament = _json(client, f"/api/tournaments/{FINISHED}")
+    standings = {s["bot"]: s for s in tournament["standings"]}
     assert standings[a]["games"] == standings[b]["games"] == 3
+    # Listed all the same, and counted by the pager: it is a stored game.
+    assert tournament["games_page"]["total"] == len(tournament["games"]) == 6
     met = {h["opponent"]["bot"]: h for h in _json(client, f"/api/bots/{a}")["head_to_head"]}
     assert met[b]["games"] == 2 * met[b]["sets"] - 1
 
