@@ -47,6 +47,7 @@ class Reconciled:
     failed: list[str] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)  # tournaments whose last set's worker died
     playing: list[str] = field(default_factory=list)  # running sets with a fresh sign of life
+    rated: list[str] = field(default_factory=list)  # rulesets with games left unrated
     skipped: bool = False
 
 
@@ -69,11 +70,13 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
         StartedJobRegistry(queue=queue).cleanup()
         with db.session() as session:
             report.finished = finish_settled_tournaments(session)
-            # Their last set's worker died after recording it, before rating its games: rate
-            # them now (later sets of the same ruleset would, but there may be none).
-            for ruleset in {repo.get_tournament(session, t).ruleset for t in report.finished}:
+            # Games stored but not rated: a worker died between the two, or an upgrade asked
+            # for a ruleset to be rated again. Later sets of the ruleset would rate them, but
+            # there may be none.
+            for ruleset in repo.unrated_rulesets(session):
                 with ratings_lock(connection, ruleset):
                     update_ratings(session, ruleset)
+                report.rated.append(ruleset)
             sets = unsettled_sets(session)
         now = utcnow()
         for set_id, state, attempts, beat in sets:

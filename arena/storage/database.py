@@ -92,19 +92,7 @@ def _respell_rulesets(conn: Connection) -> None:
             continue
         every = {"key": key, "stored": list(stored)}
         if len(stored) > 1:
-            log.warning(
-                "ruleset %s was stored %d ways: the next rating pass rates its games again as "
-                "one pool (or now: arena ratings --ruleset '%s' --recompute)",
-                key,
-                len(stored),
-                key,
-            )
-            for statement in (
-                "UPDATE games SET rated_seq = NULL WHERE ruleset IN :stored",
-                "DELETE FROM ratings WHERE ruleset IN :stored",
-                "DELETE FROM rating_history WHERE ruleset IN :stored",
-            ):
-                conn.execute(text(statement).bindparams(bindparam("stored", expanding=True)), every)
+            _rate_again(conn, stored, f"ruleset {key} was stored {len(stored)} ways")
         for table in _RULESET_TABLES:
             conn.execute(
                 text(f"UPDATE {table} SET ruleset = :key WHERE ruleset IN :stored").bindparams(
@@ -112,6 +100,27 @@ def _respell_rulesets(conn: Connection) -> None:
                 ),
                 every,
             )
+
+
+def _rate_aborted_games_no_more(conn: Connection) -> None:
+    """Games the game master aborted, stored before 2026-11-30, were rated as draws until
+    2026-12-01: the rulesets with such a game in their rating order are rated again."""
+    query = "SELECT DISTINCT ruleset FROM games WHERE reason = 'aborted' AND rated_seq IS NOT NULL"
+    for (ruleset,) in conn.execute(text(query)).all():
+        _rate_again(conn, {ruleset}, f"ruleset {ruleset} counted aborted games as draws")
+
+
+def _rate_again(conn: Connection, rulesets: set[str], why: str) -> None:
+    """Unrate every game of these rulesets, and drop their tables and history: the next rating
+    pass (a worker's reconciler runs one) rates them all again, in the order they finished."""
+    log.warning("%s: its games are rated again by the next rating pass", why)
+    stored = {"stored": list(rulesets)}
+    for statement in (
+        "UPDATE games SET rated_seq = NULL WHERE ruleset IN :stored",
+        "DELETE FROM ratings WHERE ruleset IN :stored",
+        "DELETE FROM rating_history WHERE ruleset IN :stored",
+    ):
+        conn.execute(text(statement).bindparams(bindparam("stored", expanding=True)), stored)
 
 
 # MIGRATIONS[i] takes a database from version i to version i + 1. A fresh database gets
@@ -122,6 +131,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _add_rated_seq,  # version 2: games are rated once, in a stored order
     _add_set_beat,  # version 3: a running set's last sign of life
     _respell_rulesets,  # version 4: one spelling per custom ruleset
+    _rate_aborted_games_no_more,  # version 5
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

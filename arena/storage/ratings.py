@@ -54,6 +54,12 @@ def rated_rulesets(session: Session) -> list[str]:
     return list(session.scalars(select(Rating.ruleset).distinct().order_by(Rating.ruleset)))
 
 
+def unrated_rulesets(session: Session) -> list[str]:
+    """The rulesets with a stored game no rating pass has placed yet, in name order."""
+    query = select(Game.ruleset).where(Game.rated_seq.is_(None)).distinct()
+    return sorted(session.scalars(query))
+
+
 def append_history(session: Session, ruleset: str, entries: Iterable[HistoryEntry]) -> int:
     """Append Elo points in order; the rows' ids keep that order."""
     count = _add_history(session, ruleset, entries)

@@ -39,6 +39,7 @@ from arena.storage.ratings import (
     rating_history,
     replace_ratings,
     store_rating_pass,
+    unrated_rulesets,
 )
 from arena.storage.tournaments import (
     beat_set,
@@ -124,6 +125,7 @@ __all__ = [
     "place_in_rating_order",
     "rated_rulesets",
     "rating_history",
+    "unrated_rulesets",
     "record_game_set_result",
     "replace_ratings",
     "resolve_version_id",

@@ -171,12 +171,44 @@ def test_the_reconciler_finishes_a_tournament_whose_last_worker_died(
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
         _record_without_rating(db, set_id)  # and its job is gone from Redis too
         report = reconcile(db, redis_conn.connect())
-        assert report.finished == [tid] and report.enqueued == []
+        assert report.finished == [tid] and report.enqueued == [] and report.rated == [QUICK]
         with db.session() as session:
             assert repo.get_tournament(session, tid).state == "finished"
             # No later set of this ruleset may come to rate the dead worker's games.
             assert sorted(r.games for r in repo.get_ratings(session, QUICK)) == [2, 2]
-        assert reconcile(db, redis_conn.connect()).finished == []
+        again = reconcile(db, redis_conn.connect())
+        assert (again.finished, again.rated) == ([], [])
+
+
+def test_the_reconciler_rates_games_an_upgrade_left_unrated(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # An upgrade that asks for a ruleset to be rated again unrates its games and drops its
+    # table; with no set of that ruleset left to play, nothing rated them again.
+    from sqlalchemy import text
+
+    from runner import redis_conn
+    from runner.reconcile import reconcile
+    from runner.tournament import run_game_set
+
+    register("random", "greedy")
+    _tid, [set_id] = _tournament(arena_env)
+    with _as_a_worker(arena_env) as (db, client):
+        assert run_game_set(db, set_id, client).recorded
+        with db.session() as session:
+            rated = sorted(
+                (r.bot_version_id, r.elo, r.games) for r in repo.get_ratings(session, QUICK)
+            )
+        with db.engine.begin() as conn:  # as database._rate_again leaves a ruleset
+            conn.execute(text("UPDATE games SET rated_seq = NULL"))
+            conn.execute(text("DELETE FROM ratings"))
+            conn.execute(text("DELETE FROM rating_history"))
+        assert reconcile(db, redis_conn.connect()).rated == [QUICK]
+        with db.session() as session:
+            again = sorted(
+                (r.bot_version_id, r.elo, r.games) for r in repo.get_ratings(session, QUICK)
+            )
+        assert again == rated and len(rated) == 2
 
 
 def test_a_set_given_up_on_then_recorded_by_a_run_still_going_finishes_its_tournament(

@@ -368,3 +368,36 @@ def test_the_upgrade_gives_custom_rulesets_one_spelling_and_one_pool(
         history = [h for ref in BOTS for h in repo.rating_history(s, ref, key)]
         assert len(history) == 2 * len(games)  # one point per version per game, none twice
     db.dispose()
+
+
+def test_the_upgrade_rates_again_a_ruleset_that_counted_aborted_games(database_url: str) -> None:
+    # Schema 2 and 3 placed the aborted games older arenas stored, and their raters counted
+    # them as draws: Elo carried that on from the stored table. Version 5 rates them again.
+    db = open_database(database_url)
+    sets = _setup(db)
+    for (set_id, a, b), outcome in zip(sets[:3], OUTCOMES[:3], strict=True):
+        _record(db, set_id, a, b, outcome)
+    with db.session() as s:  # the stored table counts every game (one will be aborted)
+        update_ratings(s, RULESET)
+    counted_it = _table(db)
+    aborted = f"{sets[0][0]}-g1"
+    with db.engine.begin() as conn:
+        conn.execute(
+            text("UPDATE games SET reason = 'aborted', winner = NULL WHERE id = :id"),
+            {"id": aborted},
+        )
+        conn.execute(text("UPDATE schema_version SET version = 4"))
+    db.dispose()
+
+    db = open_database(database_url)
+    with db.session() as s:
+        assert repo.get_ratings(s, RULESET) == [] and _history(db) == []
+        assert set(s.scalars(select(Game.rated_seq))) == {None}
+        update_ratings(s, RULESET)
+    results = [r for r in _results_in_order(db) if r[3] != aborted]
+    elo = elo_ratings([r[:3] for r in results])
+    table = {row[0]: row for row in _table(db)}
+    assert {ref: row[1] for ref, row in table.items()} == {r: elo.rating(r) for r in table}
+    assert sum(row[5] for row in table.values()) == 2 * len(results) == 10
+    assert _table(db) != counted_it
+    db.dispose()
