@@ -33,7 +33,13 @@ def _run(args: argparse.Namespace) -> int:
     from arena.storage.database import check_url
     from runner import redis_conn
     from runner.queue import queue_name
-    from runner.worker import RECONCILE_INTERVAL, Supervisor, setup_logging, work_forever
+    from runner.worker import (
+        EXIT_OUTDATED,
+        RECONCILE_INTERVAL,
+        Supervisor,
+        setup_logging,
+        work_forever,
+    )
 
     # What a game set and the nightly job will read, checked now rather than in every job.
     parse_listen(env("ARENA_GAME_MASTER"), "ARENA_GAME_MASTER")
@@ -43,8 +49,9 @@ def _run(args: argparse.Namespace) -> int:
     redis_conn.connect()  # fail now, with the fix in the message, if Redis is not there
     _check_admin_token(env("ARENA_GAME_MASTER"))
     queue = args.queue or queue_name()
-    if args.burst:
-        return work_forever(queue, burst=True)
+    if args.burst:  # exits as the supervisor would: 2 once a newer arena owns the database
+        code = work_forever(queue, burst=True)
+        return 2 if code == EXIT_OUTDATED else code
     every = args.reconcile_every or RECONCILE_INTERVAL
     return Supervisor(args.count, queue, reconcile_every=every).run()
 

@@ -1278,5 +1278,16 @@ def test_workers_stop_for_good_once_a_newer_arena_upgrades_the_database(
     )
     assert again.returncode == 2
     assert "newer than this arena's" in again.stderr and "restore the backup" in again.stderr
+    # A burst worker (no supervisor) ends the same way once it meets the set.
+    enqueue_game_set(arena_queue(redis_conn.connect(), arena_env["ARENA_QUEUE"]), set_id)
+    burst = subprocess.run(
+        [*ARENA, "worker", "--burst"],
+        env={**os.environ, **arena_env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert burst.returncode == 2 and "this worker stops" in burst.stderr, burst.stderr[-2000:]
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:  # for the fixtures' clean-up
         conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
