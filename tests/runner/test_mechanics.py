@@ -619,7 +619,10 @@ from runner import redis_conn
 client = redis_conn.connect()
 client.incr("hits")
 print(client.connection_pool.connection_kwargs["path"], flush=True)
-time.sleep(float(sys.argv[1]))
+if sys.argv[1] == "stdin":  # until the test closes it
+    sys.stdin.read()
+else:
+    time.sleep(float(sys.argv[1]))
 """
 
 
@@ -628,20 +631,25 @@ def test_embedded_redis_is_shared_by_processes_and_stops_with_the_last(tmp_path:
 
     env = {**os.environ, "ARENA_DATA_DIR": str(tmp_path), "ARENA_REDIS_URL": ""}
 
-    def start(seconds: float) -> subprocess.Popen[str]:
+    def start(until: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, "-c", _EMBEDDED, str(seconds)],
-            env=env, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+            [sys.executable, "-c", _EMBEDDED, until],
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
         )  # fmt: skip
 
-    long = start(3)
-    assert long.stdout is not None
-    socket_path = long.stdout.readline().strip()
-    short = start(0)
-    out, _ = short.communicate(timeout=30)
-    assert out.strip() == socket_path, "the second process used the same server"
-    assert redis_conn.embedded_socket(tmp_path) == socket_path, "still running for the first"
-    long.wait(timeout=30)
+    # The first runs until told: with a fixed 3 s, a loaded machine saw it end before the
+    # second had started (and the failed test left the server running).
+    long = start("stdin")
+    assert long.stdin is not None and long.stdout is not None
+    try:
+        socket_path = long.stdout.readline().strip()
+        short = start("0")
+        out, _ = short.communicate(timeout=60)
+        assert out.strip() == socket_path, "the second process used the same server"
+        assert redis_conn.embedded_socket(tmp_path) == socket_path, "still running for the first"
+    finally:
+        long.stdin.close()
+        long.wait(timeout=30)
     deadline = time.monotonic() + 5
     while os.path.exists(socket_path) and time.monotonic() < deadline:
         time.sleep(0.05)
