@@ -133,7 +133,7 @@ def run_game_set(set_id: str) -> dict[str, Any]:
 
     if not _schema_still_ours():
         # Untouched, the set stays queued; the reconciler of an up-to-date worker enqueues it.
-        return {"set": set_id, "state": "not played", "reason": outdated}
+        return {"set_id": set_id, "recorded": False, "state": "not played", "reason": outdated}
 
     outcome = run(database(), set_id, game_master(), ratings_lock=_ratings_lock, bot_lock=_bot_lock)
     log.info(

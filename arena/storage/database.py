@@ -131,7 +131,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _add_rated_seq,  # version 2: games are rated once, in a stored order
     _add_set_beat,  # version 3: a running set's last sign of life
     _respell_rulesets,  # version 4: one spelling per custom ruleset
-    _rate_aborted_games_no_more,  # version 5
+    _rate_aborted_games_no_more,  # version 5: aborted games are no draws
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
