@@ -1,5 +1,6 @@
-// Live tournament progress: poll the status twin; when results change, refresh the tables in
-// place from the server-rendered page (already escaped there), without reloading the page.
+// Live tournament progress: poll the status twin; when results change, refresh the summary
+// line (started, finished, the seed once every set is played) and the tables in place from the
+// server-rendered page (already escaped there), without reloading the page.
 (function () {
   "use strict";
   var box = document.getElementById("progress");
@@ -18,9 +19,11 @@
       .then(function (r) { return r.text(); })
       .then(function (html) {
         var doc = new DOMParser().parseFromString(html, "text/html");
-        var fresh = doc.getElementById("results");
-        var current = document.getElementById("results");
-        if (fresh && current) current.replaceWith(document.importNode(fresh, true));
+        ["summary", "results"].forEach(function (id) {
+          var fresh = doc.getElementById(id);
+          var current = document.getElementById(id);
+          if (fresh && current) current.replaceWith(document.importNode(fresh, true));
+        });
       });
   }
 

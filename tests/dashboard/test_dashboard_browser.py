@@ -306,6 +306,13 @@ def test_tournament_progress_updates_without_reload(tab: Tab, live_server: LiveS
     assert page.locator("#progress-queued").inner_text() == "1"
     assert before  # the standings table was there before and is there after
     assert page.locator("#standings tbody tr").count() == 3
+    assert "shown once every set is played" in page.locator("#summary").inner_text()
+    _finish_a_pending_set(live_server.site.url)  # the last: the seed may be shown now
+    page.wait_for_function("document.querySelector('#summary .mono') !== null", timeout=20_000)
+    assert page.evaluate("window.__sameDocument") is True
+    with open_database(live_server.site.url) as db, db.session() as s:
+        seed = repo.get_tournament(s, RUNNING_TOURNAMENT).seed
+    assert page.locator("#summary .mono").inner_text() == str(seed)
 
 
 def _finish_a_pending_set(url: str) -> None:
