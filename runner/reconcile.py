@@ -76,6 +76,7 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
             for ruleset in repo.unrated_rulesets(session):
                 with ratings_lock(connection, ruleset):
                     update_ratings(session, ruleset)
+                log.info("reconciler: rated the games of %s that no rating pass had", ruleset)
                 report.rated.append(ruleset)
             sets = unsettled_sets(session)
         now = utcnow()

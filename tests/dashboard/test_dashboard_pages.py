@@ -10,7 +10,7 @@ import pytest
 from flask.testing import FlaskClient
 from markupsafe import escape
 
-from arena.storage import open_database
+from arena.storage import open_database, repo
 from dashboard import create_app
 from dashboard.queries.tournaments import NO_FREE_WORKER
 from dashboard.replay import hand_starts
@@ -119,6 +119,9 @@ def test_aborted_games_older_arenas_stored_count_in_no_table(tmp_path: Path) -> 
     url = f"sqlite:///{tmp_path / 'aborted.db'}"
     db = open_database(url)
     fill(db, rate=False)
+    with db.session() as s:  # the games the page will call draws: the others with no winner
+        games = repo.list_games(s, tournament_id=FINISHED, limit=None)
+        html_draws = len([g for g in games if g.winner is None and g.id != FIRST_GAME])
     with db.engine.begin() as conn:  # as an arena before 2026-11-30 stored a shut-down game
         conn.execute(
             text("UPDATE games SET reason = 'aborted', winner = NULL WHERE id = :id"),
@@ -132,8 +135,10 @@ def test_aborted_games_older_arenas_stored_count_in_no_table(tmp_path: Path) -> 
     tournament = _json(client, f"/api/tournaments/{FINISHED}")
     standings = {s["bot"]: s for s in tournament["standings"]}
     assert standings[a]["games"] == standings[b]["games"] == 3
-    # Listed all the same, and counted by the pager: it is a stored game.
+    # Listed all the same, and counted by the pager: it is a stored game, with no result.
     assert tournament["games_page"]["total"] == len(tournament["games"]) == 6
+    listed = _html(client, f"/tournaments/{FINISHED}")
+    assert "no result ·" in listed and listed.count("draw ·") == html_draws
     met = {h["opponent"]["bot"]: h for h in _json(client, f"/api/bots/{a}")["head_to_head"]}
     assert met[b]["games"] == 2 * met[b]["sets"] - 1
 

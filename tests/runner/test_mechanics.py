@@ -181,7 +181,7 @@ def test_the_reconciler_finishes_a_tournament_whose_last_worker_died(
 
 
 def test_the_reconciler_rates_games_an_upgrade_left_unrated(
-    arena_env: dict[str, str], register: Callable[..., list[str]]
+    arena_env: dict[str, str], register: Callable[..., list[str]], caplog: pytest.LogCaptureFixture
 ) -> None:
     # An upgrade that asks for a ruleset to be rated again unrates its games and drops its
     # table; with no set of that ruleset left to play, nothing rated them again.
@@ -203,7 +203,9 @@ def test_the_reconciler_rates_games_an_upgrade_left_unrated(
             conn.execute(text("UPDATE games SET rated_seq = NULL"))
             conn.execute(text("DELETE FROM ratings"))
             conn.execute(text("DELETE FROM rating_history"))
-        assert reconcile(db, redis_conn.connect()).rated == [QUICK]
+        with caplog.at_level("INFO", logger="runner.reconcile"):
+            assert reconcile(db, redis_conn.connect()).rated == [QUICK]
+        assert f"reconciler: rated the games of {QUICK} that no rating pass had" in caplog.text
         with db.session() as session:
             again = sorted(
                 (r.bot_version_id, r.elo, r.games) for r in repo.get_ratings(session, QUICK)
