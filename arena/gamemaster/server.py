@@ -31,7 +31,7 @@ from arena.game import Game
 from arena.gamemaster.policy import DETAIL_MAX_CHARS, MAX_AGENT_MESSAGE_BYTES, GameLimits, cut
 from arena.gamemaster.session import GameSession
 from arena.gamemaster.status import SHUTTING_DOWN, Refusal, Refused
-from arena.gamemaster.tokens import SeatTokens
+from arena.gamemaster.tokens import SeatTokens, TokenUsed
 from arena.rulesets import Ruleset, get_ruleset
 from arena.wire import pb
 
@@ -121,10 +121,8 @@ class GameMasterService:
         hello = msg.hello
         try:
             game_id, seat = self.tokens.check(hello.seat_token)
-        except Refused as refused:
-            if refused.refusal is Refusal.TOKEN_USED:
-                game_id, seat = self.tokens.seat_of(hello.seat_token)
-                self.games[game_id].contested(seat, hello.agent_name)
+        except TokenUsed as used:
+            self.games[used.game_id].contested(used.seat, hello.agent_name)
             raise
         session = self.games[game_id]
         if hello.protocol_version != wire.PROTOCOL_VERSION:

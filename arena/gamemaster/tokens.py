@@ -12,6 +12,18 @@ from arena.gamemaster.status import Refusal, Refused
 TOKEN_BYTES = 32
 
 
+class TokenUsed(Refused):
+    """A token whose seat is taken: the seat it names, for the game to record the attempt."""
+
+    def __init__(self, game_id: str, seat: int) -> None:
+        super().__init__(
+            Refusal.TOKEN_USED,
+            f"this seat token was already used: seat {seat} of game {game_id} is taken",
+        )
+        self.game_id = game_id
+        self.seat = seat
+
+
 @dataclass
 class _Entry:
     token: str
@@ -55,16 +67,7 @@ class SeatTokens:
                 Refusal.BAD_TOKEN, f"the game of this seat token ({entry.game_id}) has ended"
             )
         if entry.used:
-            raise Refused(
-                Refusal.TOKEN_USED,
-                f"this seat token was already used: seat {entry.seat} of game "
-                f"{entry.game_id} is taken",
-            )
-        return entry.game_id, entry.seat
-
-    def seat_of(self, token: str) -> tuple[str, int]:
-        """The (game id, seat) of a known token, used or not (Refused for an unknown one)."""
-        entry = self._find(token)
+            raise TokenUsed(entry.game_id, entry.seat)
         return entry.game_id, entry.seat
 
     def claim(self, token: str) -> tuple[str, int]:

@@ -170,7 +170,8 @@ class Database:
     def check_schema(self) -> None:
         """SchemaTooNew if a newer arena has upgraded the database since it was opened: a
         long-running process must not go on writing what the new schema means otherwise."""
-        version = self.schema_version()
+        with self.engine.connect() as conn:  # one query per game set: the table is there
+            version = conn.execute(select(SchemaVersion.version)).scalar_one()
         if version > SCHEMA_VERSION:
             raise _too_new(version)
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, jsonify, render_template, request
+from flask import Blueprint, jsonify, render_template
 from flask.typing import ResponseReturnValue
 
-from arena.rulesets import as_stored
 from dashboard.db import session
 from dashboard.queries.bots import bot_list, bot_page
-from dashboard.views.common import cached
+from dashboard.views.common import cached, ruleset
 
 bp = Blueprint("bots", __name__)
 
@@ -26,8 +25,7 @@ def api_index() -> ResponseReturnValue:
 
 
 def _data(name: str, version: str | None) -> dict[str, Any]:
-    ruleset = as_stored(request.args.get("ruleset") or "") or None
-    return bot_page(session(), name, version, ruleset, cached("bot-games", 64))
+    return bot_page(session(), name, version, ruleset(), cached("bot-games", 64))
 
 
 @bp.get("/bots/<name>")

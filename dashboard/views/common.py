@@ -1,4 +1,4 @@
-"""Helpers the views share: caches as callables, page sizes."""
+"""Helpers the views share: caches as callables, page sizes, the ruleset asked for."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from flask import current_app, request
 
+from arena.rulesets import as_stored
 from dashboard.cache import app_cache
 from dashboard.queries.common import page_number
 
@@ -22,3 +23,8 @@ def page() -> int:
 def page_size() -> int:
     size: int = current_app.config["PAGE_SIZE"]
     return size
+
+
+def ruleset() -> str | None:
+    """?ruleset= as tournaments store it, however it is written (as the CLI takes it)."""
+    return as_stored(request.args.get("ruleset") or "") or None

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, jsonify, render_template, request
+from flask import Blueprint, jsonify, render_template
 from flask.typing import ResponseReturnValue
 
-from arena.rulesets import as_stored
 from dashboard.db import session
 from dashboard.queries.leaderboard import leaderboard
-from dashboard.views.common import cached
+from dashboard.views.common import cached, ruleset
 
 bp = Blueprint("leaderboard", __name__)
 
 
 def _data() -> dict[str, Any]:
-    ruleset = as_stored(request.args.get("ruleset") or "") or None
-    return leaderboard(session(), ruleset, cached("leaderboard", 8))
+    return leaderboard(session(), ruleset(), cached("leaderboard", 8))
 
 
 @bp.get("/")
