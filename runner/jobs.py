@@ -7,6 +7,7 @@ import functools
 import logging
 import os
 import signal
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,10 @@ RATINGS_LOCK_POLL = 0.005
 # (worker.py exits EXIT_OUTDATED): played on, it would write what the new schema means
 # otherwise (an arena of schema 1 rated every game again after an upgrade to 2).
 outdated: str | None = None
+
+# Set when this worker has been asked to stop (worker.py): a set still waiting for a game master
+# is given back at once rather than after the whole wait.
+stopping = threading.Event()
 
 
 @functools.cache
@@ -135,7 +140,14 @@ def run_game_set(set_id: str) -> dict[str, Any]:
         # Untouched, the set stays queued; the reconciler of an up-to-date worker enqueues it.
         return {"set_id": set_id, "recorded": False, "state": "not played", "reason": outdated}
 
-    outcome = run(database(), set_id, game_master(), ratings_lock=_ratings_lock, bot_lock=_bot_lock)
+    outcome = run(
+        database(),
+        set_id,
+        game_master(),
+        ratings_lock=_ratings_lock,
+        bot_lock=_bot_lock,
+        stopping=stopping.is_set,
+    )
     log.info(
         "set %s: %s (attempt %d)",
         set_id,

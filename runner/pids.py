@@ -1,8 +1,9 @@
-"""Whether a process id is in use."""
+"""Whether a process id is in use, and which processes of a group still run."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 
 def running(pid: int) -> bool:
@@ -17,10 +18,32 @@ def running(pid: int) -> bool:
     return not _zombie(pid)
 
 
+def group_members(pgid: int) -> list[int]:
+    """The processes of process group `pgid` that still run (zombies aside). A process killed
+    with SIGKILL runs on for a moment after kill() returns, its connections open."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(int(entry.name))
+        # After the command: state, parent pid, process group.
+        if fields is not None and fields[0] != b"Z" and fields[2] == str(pgid).encode():
+            members.append(int(entry.name))
+    return members
+
+
 def _zombie(pid: int) -> bool:
+    fields = _stat_fields(pid)
+    # Gone meanwhile, or no /proc: it was there a moment ago.
+    return fields is not None and fields[0] == b"Z"
+
+
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command, None if it cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             # "pid (command) state ...": the command may hold spaces and parentheses.
-            return stat.read().rpartition(b")")[2].split()[0] == b"Z"
-    except (OSError, IndexError):  # gone meanwhile, or no /proc: it was there a moment ago
-        return False
+            fields = stat.read().rpartition(b")")[2].split()
+    except OSError:
+        return None
+    return fields if len(fields) >= 3 else None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.errors import ArenaError
+from runner.pids import group_members
 
 STARTUP_SECONDS = 30.0
 STOP_GRACE_SECONDS = 10.0
@@ -43,10 +44,10 @@ class Service:
 
 @dataclass
 class Stack:
-    """Child services, each in its own session so Ctrl-C reaches only us and we stop them in order.
+    """Child services, each in its own session so Ctrl-C reaches only us and we stop them.
 
-    Workers stop first (they abort their game sets cleanly and kill their agents), then the
-    game master, then the dashboard.
+    All are asked to stop at once: the game master aborts its games, so a worker's set ends at
+    once (counting for nothing, played again next time) and the worker stops after it.
     """
 
     log_dir: Path
@@ -100,14 +101,23 @@ class Stack:
             except subprocess.TimeoutExpired:
                 _signal_group(service.process, signal.SIGKILL)
                 service.process.wait()
-            # Anything left in the group (an agent a worker did not reap) goes too.
+            # Anything left in the group (an agent a worker did not reap) goes too, and is
+            # gone when this returns: a process still ending holds its Redis connection, and
+            # the embedded Redis, seeing it, was left running for it to stop, which it never did.
             _signal_group(service.process, signal.SIGKILL)
+            _wait_group_gone(service.process.pid, STOP_GRACE_SECONDS)
         self.services.clear()
 
 
 def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
+
+
+def _wait_group_gone(pgid: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while group_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _tail(path: Path, lines: int = 15) -> str:

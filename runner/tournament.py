@@ -60,6 +60,8 @@ MAX_ATTEMPTS = 3
 GAME_MASTER_WAIT_S = 60.0
 # After this much of that wait the set says why it waits (`tournament status`, the dashboard).
 GAME_MASTER_NOTICE_S = 5.0
+# How often that wait asks whether its worker has been asked to stop.
+STOP_POLL_S = 0.5
 # How long a set's played games wait for a database that does not answer before they are given
 # up (and the set played again).
 DATABASE_WAIT_S = 120.0
@@ -194,6 +196,7 @@ def run_game_set(
     agent_game_master: str | None = None,
     ratings_lock: Callable[[str], contextlib.AbstractContextManager[object]] | None = None,
     bot_lock: Callable[[Sequence[str]], contextlib.AbstractContextManager[object]] | None = None,
+    stopping: Callable[[], bool] = lambda: False,
 ) -> SetOutcome:
     """Play both games of a set and record them; a set already done is left as it is.
 
@@ -201,7 +204,8 @@ def run_game_set(
     run's games are stored. In an exclusive tournament ``bot_lock`` is held around the games,
     so each bot version plays one game set at a time across all workers. A failure is raised
     for the queue to retry, except on the last attempt, when the set is marked failed so its
-    tournament can still finish.
+    tournament can still finish. A set waiting for a game master is given back at once when
+    ``stopping()`` says its worker has been asked to stop.
     """
     with db.session() as session:
         try:
@@ -221,20 +225,26 @@ def run_game_set(
         refs = sorted({game_set.bot_a.ref, game_set.bot_b.ref})
     lock = bot_lock(refs) if exclusive and bot_lock is not None else _no_lock()
     with lock:
+        # A game master restarting (or not up yet) costs the set a wait, not one of its
+        # attempts: the set stays queued and its job is run again (by RQ's retries, then the
+        # reconciler).
+        _wait_for_game_master(db, set_id, client, stopping)
         return _run_game_set(
             db, set_id, client, launchers, agent_limits, agent_game_master, ratings_lock
         )
 
 
-def _wait_for_game_master(db: Database, set_id: str, client: GameMasterClient) -> None:
+def _wait_for_game_master(
+    db: Database, set_id: str, client: GameMasterClient, stopping: Callable[[], bool]
+) -> None:
     """Return once the game master answers; after GAME_MASTER_NOTICE_S the set says why it
     waits (`tournament status`, the dashboard), after GAME_MASTER_WAIT_S GameMasterDown."""
     fix = "(start `arena gamemaster`, or check ARENA_GAME_MASTER)"
-    if _ready(client, GAME_MASTER_NOTICE_S):
+    if _ready(client, GAME_MASTER_NOTICE_S, set_id, stopping):
         return
     with db.session() as session:
         repo.note_waiting(session, set_id, f"no game master at {client.address} yet {fix}")
-    if _ready(client, GAME_MASTER_WAIT_S - GAME_MASTER_NOTICE_S):
+    if _ready(client, GAME_MASTER_WAIT_S - GAME_MASTER_NOTICE_S, set_id, stopping):
         return
     why = (
         f"no game master at {client.address} for {GAME_MASTER_WAIT_S:.0f} s; the set waits "
@@ -245,12 +255,27 @@ def _wait_for_game_master(db: Database, set_id: str, client: GameMasterClient) -
     raise GameMasterDown(f"set {set_id}: {why}")
 
 
-def _ready(client: GameMasterClient, seconds: float) -> bool:
-    try:
-        client.wait_ready(timeout=max(seconds, 0.0))
-    except grpc.FutureTimeoutError:
-        return False
-    return True
+def _ready(
+    client: GameMasterClient, seconds: float, set_id: str, stopping: Callable[[], bool]
+) -> bool:
+    """Whether the game master answers within `seconds`. A worker asked to stop gives the set
+    back at once (GameMasterDown): it used to wait the minute out, and the demo, stopping its
+    game master and workers together, killed it and left its embedded Redis running."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            client.wait_ready(timeout=max(min(left, STOP_POLL_S), 0.0))
+        except grpc.FutureTimeoutError:
+            if stopping():
+                raise GameMasterDown(
+                    f"set {set_id}: no game master at {client.address}, and this worker is "
+                    "stopping; the set stays queued for the next worker"
+                ) from None
+            if left <= STOP_POLL_S:
+                return False
+        else:
+            return True
 
 
 def _run_game_set(
@@ -264,9 +289,6 @@ def _run_game_set(
 ) -> SetOutcome:
     launchers = launchers or Launchers.default()
     agent_limits = agent_limits or AgentLimits()
-    # A game master restarting (or not up yet) costs the set a wait, not one of its attempts:
-    # the set stays queued and its job is run again (by RQ's retries, then the reconciler).
-    _wait_for_game_master(db, set_id, client)
     with db.session() as session:
         if not repo.mark_set_running(session, set_id):
             done = repo.get_game_set(session, set_id)

@@ -84,6 +84,12 @@ class ArenaWorker(SimpleWorker):
 
     lost_redis = False  # set when it left RQ's loop because Redis went away (see heartbeat)
 
+    def request_stop(self, signum: int, frame: FrameType | None) -> None:
+        from runner import jobs
+
+        jobs.stopping.set()  # see there
+        super().request_stop(signum, frame)
+
     def execute_job(self, job: Job, queue: Queue) -> None:
         execution = self.prepare_execution(job)
         beat = functools.partial(self.maintain_heartbeats, job, execution)

@@ -17,7 +17,16 @@ from arena.gamemaster.client import GameMasterClient
 from arena.gamemaster.server import start_in_thread
 from arena.storage import open_database, repo
 from runner import tournament
-from tests.runner.conftest import ARENA, QUICK, ROOT, arena, free_port, game_is_open, wait_for
+from tests.runner.conftest import (
+    ARENA,
+    QUICK,
+    ROOT,
+    Workers,
+    arena,
+    free_port,
+    game_is_open,
+    wait_for,
+)
 
 
 def test_a_set_waits_out_a_game_master_outage_without_spending_attempts(
@@ -198,3 +207,50 @@ def test_a_set_refused_by_the_game_master_waits_without_spending_attempts(
             game_set = repo.get_game_set(session, set_id)
             assert (game_set.state, game_set.attempts) == ("queued", 0)
             assert "waits for a worker it accepts" in repo.waiting_reason(session, t.id)
+
+
+def test_a_set_waiting_for_a_game_master_is_given_back_when_its_worker_stops(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    register("greedy", "random")
+    address = f"127.0.0.1:{free_port()}"  # nobody there; the whole wait is a minute
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, GameMasterClient(address) as client:
+        t = tournament.create_tournament(
+            db, format="round-robin", bots=None, sets=1, ruleset=QUICK, seed=1
+        )
+        with db.session() as session:
+            [set_id] = [s.id for s in repo.list_game_sets(session, t.id)]
+        asked = threading.Event()
+        threading.Timer(1.0, asked.set).start()
+        with pytest.raises(tournament.GameMasterDown, match="this worker is stopping") as given:
+            tournament.run_game_set(db, set_id, client, stopping=asked.is_set)
+        assert str(given.value) == (
+            f"set {set_id}: no game master at {address}, and this worker is stopping; the set "
+            "stays queued for the next worker"
+        )
+        with db.session() as session:
+            game_set = repo.get_game_set(session, set_id)
+            assert (game_set.state, game_set.attempts) == ("queued", 0)
+
+
+def test_a_worker_stopped_while_its_set_waits_for_a_game_master_stops_at_once(
+    arena_env: dict[str, str], register: Callable[..., list[str]], tmp_path: Path
+) -> None:
+    # `arena demo` stops its game master and its workers together: a worker that had just
+    # taken a set waited a minute for the game master, was killed, and left Redis running.
+    register("greedy", "random")
+    env = {**arena_env, "ARENA_GAME_MASTER": f"127.0.0.1:{free_port()}"}
+    made = arena(env, "tournament", "create", "--sets", "1", "--ruleset", QUICK)
+    assert made.returncode == 0, made.stderr
+    workers = Workers(env, tmp_path / "workers.log").start()
+    assert workers.process is not None
+    try:
+        wait_for(lambda: ": game set " in workers.log(), 30, "the worker to take the set")
+        workers.process.send_signal(signal.SIGTERM)
+        assert workers.process.wait(timeout=20) == 0, workers.log()
+    finally:
+        workers.stop()
+    assert "this worker is stopping; the set stays queued for the next worker" in workers.log()
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        [game_set] = repo.list_game_sets(session, repo.list_tournaments(session)[0].id)
+        assert (game_set.state, game_set.attempts) == ("queued", 0)
