@@ -16,6 +16,7 @@ from rq.registry import StartedJobRegistry
 
 from arena.storage import Database, SetState, repo
 from arena.storage.models import utcnow
+from arena.storage.values import SET_BEAT_FRESH
 from runner.jobs import ratings_lock
 from runner.queue import (
     LIVE_STATES,
@@ -28,7 +29,6 @@ from runner.queue import (
 from runner.ratings_update import update_ratings
 from runner.tournament import (
     MAX_ATTEMPTS,
-    SET_BEAT_FRESH,
     finish_if_done,
     finish_settled_tournaments,
     retry_hint,

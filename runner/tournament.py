@@ -9,7 +9,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -67,10 +67,9 @@ STOP_POLL_S = 0.5
 DATABASE_WAIT_S = 120.0
 # How often a run whose game another run took over looks whether that run has settled the set.
 SETTLED_POLL_S = 0.5
-# How often the run playing a set stores a sign of life, and how old the last one may be for
-# the set to count as being played (by a worker that Redis lost track of: see reconcile.py).
+# How often the run playing a set stores a sign of life (SET_BEAT_FRESH: how old the last one
+# may be for the set to count as being played, by a worker that Redis lost track of).
 SET_BEAT_S = 5.0
-SET_BEAT_FRESH = timedelta(seconds=30)
 
 
 class TournamentError(ArenaError, ValueError):

@@ -293,6 +293,36 @@ def test_tournament_progress_counts_sets_by_state(database: Database) -> None:
     assert not progress.finished
 
 
+def test_a_running_set_without_a_sign_of_life_for_30_s_counts_as_silent(
+    database: Database,
+) -> None:
+    # Its worker died mid-set (or no worker runs): the set stays "running" until a worker
+    # plays it again, and status and dashboard say so instead of an ETA.
+    from arena.storage.models import GameSet, utcnow
+
+    tid = _tournament(database, sets=3)
+    ids = [f"{tid}-set-{i:05d}" for i in range(3)]
+    with database.session() as s:
+        assert repo.mark_set_running(s, ids[0])
+        assert repo.mark_set_running(s, ids[1])
+        assert repo.tournament_progress(s, tid).silent == 0
+        s.get(GameSet, ids[1]).beat = utcnow() - timedelta(seconds=31)
+        s.commit()
+        progress = repo.tournament_progress(s, tid)
+        assert (progress.running, progress.silent, progress.queued) == (2, 1, 1)
+        assert not progress.stalled  # the other set is being played
+        s.get(GameSet, ids[0]).beat = utcnow() - timedelta(seconds=31)
+        s.commit()
+        progress = repo.tournament_progress(s, tid)
+        assert (progress.running, progress.silent) == (2, 2) and progress.stalled
+        assert progress.silent_note == (
+            "2 running sets with no sign of life for over 30 s: their worker may have died; a "
+            "running worker plays them again within a minute (is `arena worker` running?)"
+        )
+        assert repo.beat_set(s, ids[0], 1)  # its worker was only slow
+        assert repo.tournament_progress(s, tid).silent == 1
+
+
 def test_dropping_unstarted_sets_shrinks_the_plan_and_leaves_started_ones(
     database: Database,
 ) -> None:

@@ -224,8 +224,8 @@ def status_line(
     now: datetime | None = None,
     waiting: str | None = None,
 ) -> str:
-    """One line: bar, counts, percentage, elapsed and ETA (at the pace so far), and why the
-    queued sets wait if no set is being played (`waiting`: repo.waiting_reason)."""
+    """One line: bar, counts, percentage, elapsed and ETA (at the pace so far, while sets are
+    being played), and why the queued sets wait if none is (`waiting`: repo.waiting_reason)."""
     now = now or datetime.now(UTC)
     settled = progress.done + progress.failed
     # Sets played, as `tournament list` counts them: failed ones are not (they say so apart).
@@ -243,10 +243,12 @@ def status_line(
         end = tournament.finished or now
         elapsed = (end - tournament.started).total_seconds()
         parts.append(f"elapsed {_duration(elapsed)}")
-        if not progress.finished and settled:
+        if not progress.finished and settled and not progress.stalled:
             parts.append(f"ETA {_duration(elapsed / settled * (progress.total - settled))}")
     if progress.finished:
         parts.append(tournament.state)
+    elif progress.silent_note is not None:
+        parts.append(progress.silent_note)
     elif waiting:
         parts.append(f"waiting: {waiting}")
     elif progress.stalled:

@@ -57,6 +57,7 @@ from arena.storage.tournaments import (
     requeue_failed_sets,
     set_tournament_state,
     tournament_progress,
+    tournaments_progress,
     waiting_reason,
 )
 from arena.storage.values import (
@@ -133,4 +134,5 @@ __all__ = [
     "set_tournament_state",
     "store_rating_pass",
     "tournament_progress",
+    "tournaments_progress",
 ]

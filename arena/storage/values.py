@@ -5,12 +5,15 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from arena.storage.errors import NotFound
 from arena.storage.models import utcnow
 
 MAX_SEED = 2**63 - 1
+# How old the last sign of life of a set being played may be for a worker to be playing it
+# still (runner/tournament.py stores one every few seconds; see also runner/reconcile.py).
+SET_BEAT_FRESH = timedelta(seconds=30)
 RECORD_COMPRESSION_LEVEL = 6
 
 VersionKey = int | str  # a bot_versions.id or "name@version"
@@ -95,6 +98,7 @@ class Progress:
     running: int = 0
     queued: int = 0
     by_state: Mapping[str, int] = field(default_factory=dict)
+    silent: int = 0  # of the running sets, those with no sign of life for SET_BEAT_FRESH
 
     @property
     def finished(self) -> bool:
@@ -102,8 +106,21 @@ class Progress:
 
     @property
     def stalled(self) -> bool:
-        """Sets wait to be played and none is: no worker is free, or none runs."""
-        return bool(self.queued) and not self.running
+        """Sets wait to be played and none is: no worker is free, or none runs (a set whose
+        worker died mid-set stays "running", silent, until a worker plays it again)."""
+        return bool(self.queued or self.silent) and self.running == self.silent
+
+    @property
+    def silent_note(self) -> str | None:
+        """What the silent sets mean, for `tournament status` and the dashboard."""
+        if not self.silent:
+            return None
+        sets, theirs, them = ("set", "its", "it") if self.silent == 1 else ("sets", "their", "them")
+        return (
+            f"{self.silent} running {sets} with no sign of life for over "
+            f"{SET_BEAT_FRESH.seconds} s: {theirs} worker may have died; a running worker "
+            f"plays {them} again within a minute (is `arena worker` running?)"
+        )
 
 
 # --- ids ---------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ def _progress_dict(progress: Progress) -> dict[str, Any]:
         "failed": progress.failed,
         "running": progress.running,
         "queued": progress.queued,
+        "silent": progress.silent,
         "fraction": (progress.done + progress.failed) / total if total else 0.0,
         "finished": progress.finished,
     }
@@ -49,31 +50,6 @@ def _tournament_dict(t: Tournament, progress: Progress) -> dict[str, Any]:
     }
 
 
-def _progress_of(session: Session, tournaments: list[Tournament]) -> dict[str, Progress]:
-    """Set counts by state for several tournaments in one indexed query."""
-    ids = [t.id for t in tournaments]
-    counts: dict[str, dict[str, int]] = {tid: {} for tid in ids}
-    if ids:
-        query = (
-            select(GameSet.tournament_id, GameSet.state, func.count())
-            .where(GameSet.tournament_id.in_(ids))
-            .group_by(GameSet.tournament_id, GameSet.state)
-        )
-        for tid, state, n in session.execute(query):
-            counts[tid][state] = int(n)
-    return {
-        t.id: Progress(
-            total=t.planned_sets,
-            done=counts[t.id].get("done", 0),
-            failed=counts[t.id].get("failed", 0),
-            running=counts[t.id].get("running", 0),
-            queued=counts[t.id].get("queued", 0),
-            by_state=counts[t.id],
-        )
-        for t in tournaments
-    }
-
-
 def tournament_list(session: Session, page: int, size: int) -> dict[str, Any]:
     total = int(session.scalar(select(func.count()).select_from(Tournament)) or 0)
     pager = Page(page, size, total)
@@ -84,7 +60,7 @@ def tournament_list(session: Session, page: int, size: int) -> dict[str, Any]:
         .offset(pager.offset)
     )
     tournaments = list(session.scalars(query))
-    progress = _progress_of(session, tournaments)
+    progress = repo.tournaments_progress(session, tournaments)
     bots = _bots_of(session, tournaments)
     return {
         "tournaments": [{**_tournament_dict(t, progress[t.id]), **bots[t.id]} for t in tournaments],
@@ -119,7 +95,7 @@ def _bots_of(session: Session, tournaments: list[Tournament]) -> dict[str, dict[
 def tournament_status(session: Session, tournament_id: str) -> dict[str, Any]:
     """Just the state, the progress and why sets wait: what the live page polls."""
     t = repo.get_tournament(session, tournament_id)
-    progress = _progress_of(session, [t])[t.id]
+    progress = repo.tournaments_progress(session, [t])[t.id]
     return {**_tournament_dict(t, progress), "waiting": _waiting(session, t, progress)}
 
 
@@ -131,6 +107,8 @@ def _waiting(session: Session, t: Tournament, progress: Progress) -> str | None:
     """Why the tournament's queued sets wait, if they do."""
     if progress.finished:
         return None
+    if progress.silent_note is not None:
+        return progress.silent_note
     reason = repo.waiting_reason(session, t.id)
     return NO_FREE_WORKER if reason is None and progress.stalled else reason
 
@@ -139,7 +117,7 @@ def tournament_page(
     session: Session, tournament_id: str, page: int, size: int, cache: Cache | None = None
 ) -> dict[str, Any]:
     t = repo.get_tournament(session, tournament_id)
-    progress = _progress_of(session, [t])[t.id]
+    progress = repo.tournaments_progress(session, [t])[t.id]
     # Results are recorded exactly once per set, so the done/failed counts identify the table.
     key = ("tournament-table", t.id, progress.done, progress.failed)
 

@@ -270,6 +270,50 @@ def test_a_tournament_page_says_why_sets_wait_and_how_to_retry_failed_ones(
     assert status["waiting"] == why
 
 
+
+def test_a_tournament_page_says_when_its_running_set_has_gone_silent(tmp_path: Path) -> None:
+    # Its worker died mid-set, and none runs to play it again: not "1 running" and nothing else.
+    from datetime import timedelta
+
+    from arena.storage import open_database, repo
+    from arena.storage.models import GameSet, utcnow
+    from arena.storage.repo import PlannedSet
+    from dashboard import create_app
+    from tests.dashboard.fill import add_bot
+
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    tid = "t-20261201-dead"
+    first = f"{tid}-set-00000"
+    with open_database(url) as db:
+        a, b = add_bot(db, "greedy"), add_bot(db, "random")
+        with db.session() as s:
+            repo.create_tournament(
+                s,
+                format="round-robin",
+                ruleset=RULESET,
+                seed=7,
+                sets_per_pair=2,
+                sets=[PlannedSet(a, b, seed=1), PlannedSet(a, b, seed=2)],
+                tournament_id=tid,
+            )
+            assert repo.mark_set_running(s, first)
+            s.get(GameSet, first).beat = utcnow() - timedelta(minutes=5)
+            s.commit()
+    app = create_app({"DATABASE_URL": url, "TESTING": True})
+    try:
+        client = app.test_client()
+        html = _html(client, f"/tournaments/{tid}")
+        status = _json(client, f"/api/tournaments/{tid}/status")
+    finally:
+        app.extensions["arena_database"].dispose()
+    why = (
+        "1 running set with no sign of life for over 30 s: its worker may have died; a running "
+        "worker plays it again within a minute (is `arena worker` running?)"
+    )
+    assert status["waiting"] == why
+    assert (status["progress"]["running"], status["progress"]["silent"]) == (1, 1)
+    assert f'<p id="waiting" class="muted small">waiting: {escape(why)}</p>' in html
+
 def test_running_tournament_reports_partial_progress(client: FlaskClient) -> None:
     status = _json(client, f"/api/tournaments/{RUNNING_TOURNAMENT}/status")
     assert status["state"] == "running"

@@ -602,6 +602,14 @@ def test_status_line_shows_a_bar_counts_and_eta() -> None:
     assert status_line(queued, idle, now=now).endswith("waiting for a free worker")
     why = "no game master at 127.0.0.1:50051 for 60 s"
     assert status_line(queued, idle, now=now, waiting=why).endswith(f"waiting: {why}")
+    # The only set being played has not been heard from: no ETA, and what that means.
+    silent = Progress(total=4, done=1, running=1, queued=2, silent=1)
+    line = status_line(t, silent, now=now)
+    assert "ETA" not in line and "1 running" in line
+    assert line.endswith(
+        "1 running set with no sign of life for over 30 s: its worker may have died; a running "
+        "worker plays it again within a minute (is `arena worker` running?)"
+    )
 
 
 def test_unreachable_redis_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatch) -> None:
