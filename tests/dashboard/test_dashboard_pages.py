@@ -270,7 +270,6 @@ def test_a_tournament_page_says_why_sets_wait_and_how_to_retry_failed_ones(
     assert status["waiting"] == why
 
 
-
 def test_a_tournament_page_says_when_its_running_set_has_gone_silent(tmp_path: Path) -> None:
     # Its worker died mid-set, and none runs to play it again: not "1 running" and nothing else.
     from datetime import timedelta
@@ -313,6 +312,7 @@ def test_a_tournament_page_says_when_its_running_set_has_gone_silent(tmp_path: P
     assert status["waiting"] == why
     assert (status["progress"]["running"], status["progress"]["silent"]) == (1, 1)
     assert f'<p id="waiting" class="muted small">waiting: {escape(why)}</p>' in html
+
 
 def test_running_tournament_reports_partial_progress(client: FlaskClient) -> None:
     status = _json(client, f"/api/tournaments/{RUNNING_TOURNAMENT}/status")

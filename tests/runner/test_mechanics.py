@@ -1192,7 +1192,7 @@ def _outlive_its_run(db: Database, set_id: str) -> None:
     from sqlalchemy import update
 
     from arena.storage.models import GameSet
-    from runner.tournament import SET_BEAT_FRESH
+    from arena.storage.values import SET_BEAT_FRESH
 
     old = datetime.now(UTC) - SET_BEAT_FRESH - timedelta(seconds=1)
     with db.session() as session:
