@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from arena.storage import open_database, repo
-from arena.storage.repo import GameResult
+from arena.storage.repo import GameResult, RatingRow
 from tests.dashboard.conftest import LiveServer
 from tests.dashboard.fill import (
     FINISHED_TOURNAMENT,
+    RULESET,
     RUNNING_TOURNAMENT,
     XSS_NAME,
     XSS_NOTE,
@@ -122,6 +123,36 @@ def test_leaderboard_shows_bot_names_as_text(tab: Tab, live_server: LiveServer) 
     assert page.locator("h1 .bot").inner_text() == XSS_NAME
     assert page.locator("svg.chart").count() == 1
     assert page.locator("img").count() == 0
+
+
+def test_the_ruleset_menu_changes_page_only_when_asked(tab: Tab, live_server: LiveServer) -> None:
+    # Going through the options with the arrow keys used to leave the page at the first one.
+    with open_database(live_server.site.url) as db, db.session() as s:
+        rated = repo.get_ratings(s, RULESET)[0]  # a second ruleset, rated less: not the default
+        repo.replace_ratings(s, "short-2", [RatingRow(rated.bot_version_id, 1500.0, games=1)])
+    try:
+        _ruleset_menu_waits_for_the_button(tab, live_server)
+    finally:
+        with open_database(live_server.site.url) as db, db.session() as s:
+            repo.replace_ratings(s, "short-2", [])
+
+
+def _ruleset_menu_waits_for_the_button(tab: Tab, live_server: LiveServer) -> None:
+    page = tab.page
+    page.goto(live_server.base + "/")
+    menu = page.locator("select[name=ruleset]")
+    assert menu.locator("option").all_inner_texts() == [RULESET, "short-2"]
+    shown = menu.input_value()
+    menu.focus()
+    page.keyboard.press("ArrowDown")
+    page.wait_for_timeout(300)
+    assert page.url == live_server.base + "/"
+    chosen = menu.input_value()
+    assert chosen != shown
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_load_state()
+    assert page.locator("select[name=ruleset]").input_value() == chosen
+    assert "ruleset=" in page.url
 
 
 def test_tournament_page_has_a_shaded_crosstable(tab: Tab, live_server: LiveServer) -> None:
