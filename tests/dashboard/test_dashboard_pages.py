@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
 from flask.testing import FlaskClient
 from markupsafe import escape
+from sqlalchemy.orm import Session
 
 from arena.storage import open_database, repo
 from dashboard import create_app
@@ -230,18 +233,15 @@ def test_tournament_page_has_progress_crosstable_standings_and_games(client: Fla
     assert isinstance(data["seed"], int) and f'<span class="mono">{data["seed"]}</span>' in html
 
 
-def test_a_tournament_page_says_why_sets_wait_and_how_to_retry_failed_ones(
-    tmp_path: Path,
-) -> None:
-    from arena.storage import open_database, repo
+def _two_set_tournament_page(
+    tmp_path: Path, tid: str, change: Callable[[Session, str, str], None]
+) -> tuple[str, dict[str, Any]]:
+    """The page and status of a new two-set tournament after `change(session, first, second)`
+    on its sets."""
     from arena.storage.repo import PlannedSet
-    from dashboard import create_app
     from tests.dashboard.fill import add_bot
 
     url = f"sqlite:///{tmp_path / 'arena.db'}"
-    tid = "t-20261130-fail"
-    first, second = f"{tid}-set-00000", f"{tid}-set-00001"
-    why = "no game master at 127.0.0.1:50051 for 60 s; the set waits for one"
     with open_database(url) as db:
         a, b = add_bot(db, "greedy"), add_bot(db, "random")
         with db.session() as s:
@@ -254,17 +254,28 @@ def test_a_tournament_page_says_why_sets_wait_and_how_to_retry_failed_ones(
                 sets=[PlannedSet(a, b, seed=1), PlannedSet(a, b, seed=2)],
                 tournament_id=tid,
             )
-            assert repo.mark_set_running(s, first)
-            assert repo.mark_set_failed(s, first, "gave up after 3 attempts")
-            assert repo.note_waiting(s, second, why)
+            change(s, f"{tid}-set-00000", f"{tid}-set-00001")
     app = create_app({"DATABASE_URL": url, "TESTING": True})
     try:
         client = app.test_client()
-        html = _html(client, f"/tournaments/{tid}")
-        status = _json(client, f"/api/tournaments/{tid}/status")
+        return _html(client, f"/tournaments/{tid}"), _json(client, f"/api/tournaments/{tid}/status")
     finally:
         app.extensions["arena_database"].dispose()
-    assert f"{first}: gave up after 3 attempts" in html
+
+
+def test_a_tournament_page_says_why_sets_wait_and_how_to_retry_failed_ones(
+    tmp_path: Path,
+) -> None:
+    tid = "t-20261130-fail"
+    why = "no game master at 127.0.0.1:50051 for 60 s; the set waits for one"
+
+    def change(s: Session, first: str, second: str) -> None:
+        assert repo.mark_set_running(s, first)
+        assert repo.mark_set_failed(s, first, "gave up after 3 attempts")
+        assert repo.note_waiting(s, second, why)
+
+    html, status = _two_set_tournament_page(tmp_path, tid, change)
+    assert f"{tid}-set-00000: gave up after 3 attempts" in html
     assert f"<code>arena tournament retry {tid}</code> queues them again" in html
     assert f'<p id="waiting" class="muted small">waiting: {why}</p>' in html
     assert status["waiting"] == why
@@ -274,37 +285,14 @@ def test_a_tournament_page_says_when_its_running_set_has_gone_silent(tmp_path: P
     # Its worker died mid-set, and none runs to play it again: not "1 running" and nothing else.
     from datetime import timedelta
 
-    from arena.storage import open_database, repo
     from arena.storage.models import GameSet, utcnow
-    from arena.storage.repo import PlannedSet
-    from dashboard import create_app
-    from tests.dashboard.fill import add_bot
 
-    url = f"sqlite:///{tmp_path / 'arena.db'}"
-    tid = "t-20261201-dead"
-    first = f"{tid}-set-00000"
-    with open_database(url) as db:
-        a, b = add_bot(db, "greedy"), add_bot(db, "random")
-        with db.session() as s:
-            repo.create_tournament(
-                s,
-                format="round-robin",
-                ruleset=RULESET,
-                seed=7,
-                sets_per_pair=2,
-                sets=[PlannedSet(a, b, seed=1), PlannedSet(a, b, seed=2)],
-                tournament_id=tid,
-            )
-            assert repo.mark_set_running(s, first)
-            s.get(GameSet, first).beat = utcnow() - timedelta(minutes=5)
-            s.commit()
-    app = create_app({"DATABASE_URL": url, "TESTING": True})
-    try:
-        client = app.test_client()
-        html = _html(client, f"/tournaments/{tid}")
-        status = _json(client, f"/api/tournaments/{tid}/status")
-    finally:
-        app.extensions["arena_database"].dispose()
+    def change(s: Session, first: str, second: str) -> None:
+        assert repo.mark_set_running(s, first)
+        s.get(GameSet, first).beat = utcnow() - timedelta(minutes=5)
+        s.commit()
+
+    html, status = _two_set_tournament_page(tmp_path, "t-20261201-dead", change)
     why = (
         "1 running set with no sign of life for over 30 s: its worker may have died; a running "
         "worker plays it again within a minute (is `arena worker` running?)"
