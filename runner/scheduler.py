@@ -24,6 +24,7 @@ from rq.job import Job
 
 from arena.config import ConfigError, env
 from arena.errors import ArenaError
+from runner.queue import NIGHTLY as NIGHTLY_JOB
 from runner.queue import arena_queue
 
 log = logging.getLogger("arena.scheduler")
@@ -32,7 +33,6 @@ LOCK_KEY = "arena:scheduler:lock"
 LOCK_TTL = 30
 # The longest the scheduler sleeps between heartbeats (RQ's own cap is 60 s, above the TTL).
 HEARTBEAT_EVERY = 5.0
-NIGHTLY_JOB = "runner.jobs.nightly_round_robin"
 NIGHTLY_TIMEOUT = 300
 _RECONNECT_MAX_WAIT = 10.0
 

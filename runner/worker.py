@@ -22,7 +22,7 @@ from typing import Any
 import redis
 from rq import Queue, SimpleWorker, worker_registration
 from rq.exceptions import StopRequested
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 from sqlalchemy.exc import OperationalError
@@ -31,6 +31,7 @@ from arena.errors import ArenaError
 from arena.storage.database import driver_reason
 from arena.storage.errors import SchemaTooNew
 from runner.periodic import every
+from runner.queue import ARENA_JOBS
 from runner.queue import queue_name as default_queue_name
 from runner.redis_conn import REDIS_DOWN
 
@@ -89,6 +90,28 @@ class ArenaWorker(SimpleWorker):
 
         jobs.stopping.set()  # see there
         super().request_stop(signum, frame)
+
+    def perform_job(self, job: Job, queue: Queue, execution: Any) -> bool:
+        if job.func_name in ARENA_JOBS:
+            return bool(super().perform_job(job, queue, execution))
+        # Anything that reaches Redis can queue a job, a process bot among them, and RQ would
+        # import and call whatever function it names (os.system, say) in this worker. Refused
+        # without running it, or any callback it names.
+        why = (
+            f"job {job.id} calls {job.func_name}, which is not an arena job; refused without "
+            "running it (whoever can reach this Redis queued it: see docs/running.md, Security)"
+        )
+        self.log.error("Worker %s: %s", self.name, why)
+        job.retries_left = 0
+        job._status = JobStatus.FAILED
+        self.handle_job_failure(
+            job=job,
+            queue=queue,
+            exc_string=why,
+            started_job_registry=queue.started_job_registry,
+            execution=execution,
+        )
+        return False
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         execution = self.prepare_execution(job)

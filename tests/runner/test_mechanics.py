@@ -1309,3 +1309,35 @@ def test_workers_stop_for_good_once_a_newer_arena_upgrades_the_database(
     assert burst.returncode == 2 and "this worker stops" in burst.stderr, burst.stderr[-2000:]
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:  # for the fixtures' clean-up
         conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+
+
+def test_a_worker_refuses_a_job_that_is_not_an_arena_job(
+    arena_env: dict[str, str], tmp_path: Path
+) -> None:
+    # A process bot that finds Redis can queue a job; RQ would import and run what it names.
+    from rq import Callback, Retry
+    from rq.job import JobStatus
+
+    from runner import redis_conn
+    from runner.queue import arena_queue
+
+    planted = tmp_path / "planted"
+    queue = arena_queue(redis_conn.connect())
+    job = queue.enqueue(
+        "os.system", f"touch {planted}", on_failure=Callback("os.system"), retry=Retry(max=3)
+    )
+    burst = subprocess.run(
+        [*ARENA, "worker", "--burst"],
+        env={**os.environ, **arena_env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert burst.returncode == 0, burst.stderr[-2000:]
+    assert not planted.exists()
+    assert job.get_status(refresh=True) == JobStatus.FAILED
+    assert (
+        f"job {job.id} calls os.system, which is not an arena job; refused without running it"
+        in burst.stderr
+    ), burst.stderr[-2000:]
