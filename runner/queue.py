@@ -28,7 +28,7 @@ FAILURE_TTL = 7 * 24 * 3600
 RUN_GAME_SET = "runner.jobs.run_game_set"
 NIGHTLY = "runner.jobs.nightly_round_robin"
 # The only functions a worker runs: RQ would import and call whatever a job names.
-ARENA_JOBS = frozenset({RUN_GAME_SET, NIGHTLY})
+JOB_FUNCTIONS = frozenset({RUN_GAME_SET, NIGHTLY})
 
 
 def queue_name() -> str:

@@ -31,7 +31,7 @@ from arena.errors import ArenaError
 from arena.storage.database import driver_reason
 from arena.storage.errors import SchemaTooNew
 from runner.periodic import every
-from runner.queue import ARENA_JOBS
+from runner.queue import JOB_FUNCTIONS
 from runner.queue import queue_name as default_queue_name
 from runner.redis_conn import REDIS_DOWN
 
@@ -92,7 +92,7 @@ class ArenaWorker(SimpleWorker):
         super().request_stop(signum, frame)
 
     def perform_job(self, job: Job, queue: Queue, execution: Any) -> bool:
-        if job.func_name in ARENA_JOBS:
+        if job.func_name in JOB_FUNCTIONS:
             return bool(super().perform_job(job, queue, execution))
         # Anything that reaches Redis can queue a job, a process bot among them, and RQ would
         # import and call whatever function it names (os.system, say) in this worker. Refused
