@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.launch import AgentLimits, AgentSpec, ProcessLauncher, RunningAgent
+from runner.launch import AgentLimits, AgentSpec, ProcessLauncher, RunningAgent, pidns
 from runner.launch.forkserver import ForkedAgent, ForkServer, runs_warm
+from tests.hostpids import host_pid
 
 AGENTS = Path(__file__).parent / "agents"
 TOKEN = "seat-token-fedcba9876543210"
@@ -145,11 +146,12 @@ def test_what_a_forked_agent_leaves_behind_dies_with_it(
     (tmp_path / "bot.py").write_text(
         "import subprocess, sys\n"
         "child = subprocess.Popen(['sleep', '1000'])\n"
-        "sys.stderr.write(f'child pid {child.pid}\\n')\n"
+        "sys.stderr.write(f'child pid {child.pid}\\n')\n" + _UNTIL_GO
     )
     agent = start(server, started, tmp_path, "python", "bot.py")
+    child = _reported_pid(agent, "child pid")
+    (tmp_path / "go").touch()
     assert agent.wait(timeout=20) == 0
-    child = int(re.search(r"child pid (\d+)", agent.stderr_text()).group(1))  # type: ignore[union-attr]
     assert _gone(child), "the sleeper outlived its agent's exit"
 
 
@@ -167,11 +169,12 @@ def test_a_process_that_left_its_agents_group_dies_with_the_game_too(
         "    os.write(w, b'x')\n"
         "    os.execv('/bin/sleep', ['sleep', '1000'])\n"
         "os.read(r, 1)  # out of the group before the agent ends\n"
-        "sys.stderr.write(f'escaped {pid}\\n')\n"
+        "sys.stderr.write(f'escaped {pid}\\n')\n" + _UNTIL_GO
     )
     agent = start(server, started, tmp_path, "python", "bot.py")
+    escaped = _reported_pid(agent, "escaped")
+    (tmp_path / "go").touch()
     assert agent.wait(timeout=20) == 0
-    escaped = int(re.search(r"escaped (\d+)", agent.stderr_text()).group(1))  # type: ignore[union-attr]
     agent.stop()
     assert _gone(escaped), "the escaped sleeper outlived its game"
 
@@ -186,17 +189,70 @@ def test_a_process_that_left_the_group_of_an_agent_in_another_language_dies_too(
         "setsid sleep 1000 &\n"
         "sleep 0.2\n"
         "echo \"escaped $! session $(cut -d' ' -f6 /proc/$!/stat) mine $$\" >&2\n"
+        "until [ -e go ]; do sleep 0.02; done\n"
     )
     (tmp_path / "bot.sh").chmod(0o755)
     agent = start(server, started, tmp_path, "./bot.sh")
     assert isinstance(agent, ForkedAgent)
+    seen = _wait_for_line(agent, r"escaped (\d+) session (\d+) mine (\d+)")
+    ns_escaped, session, mine = map(int, seen.groups())
+    assert session == ns_escaped != mine  # it did leave the agent's session and group
+    escaped = _host_pid(ns_escaped, agent)
+    (tmp_path / "go").touch()
     assert agent.wait(timeout=20) == 0
-    seen = re.search(r"escaped (\d+) session (\d+) mine (\d+)", agent.stderr_text())
-    assert seen, agent.stderr_text()
-    escaped, session, mine = map(int, seen.groups())
-    assert session == escaped != mine  # it did leave the agent's session and group
     agent.stop()
     assert _gone(escaped), "the escaped sleeper outlived its game"
+
+
+_AS_ROOT = pytest.mark.skipif(
+    not pidns.available(), reason="no PID namespaces here (they need root or CAP_SYS_ADMIN)"
+)
+
+
+@_AS_ROOT
+def test_an_agent_sees_only_its_own_processes(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # Not the worker's environment (database URL, admin token), nor the other agents' (seat
+    # tokens), nor anything to signal: a PID namespace of its own, with its own /proc.
+    (tmp_path / "bot.py").write_text(
+        "import os, sys\n"
+        "pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
+        "sys.stderr.write(f'pids {pids} me {os.getpid()} parent {os.getppid()}\\n')\n"
+    )
+    neighbour = start(server, started, tmp_path, "sleep", "60")
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    assert agent.wait(timeout=20) == 0
+    assert "pids [1, 2] me 2 parent 1" in agent.stderr_text(), agent.stderr_text()
+    assert neighbour.poll() is None
+
+
+@_AS_ROOT
+def test_what_an_agent_left_behind_ends_with_it_while_other_agents_play(
+    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # The fork server ends adopted strays only once no agent runs: a double-forked sleeper
+    # deaf to SIGTERM outlived its game into the mirrored game of the set, with the same deals.
+    (tmp_path / "bot.py").write_text(
+        "import os, signal, sys, time\n"
+        "r, w = os.pipe()\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "        os.write(w, b'%16d' % os.getpid())\n"
+        "        time.sleep(1000)\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+        "sys.stderr.write(f'left {int(os.read(r, 16))}\\n')\n" + _UNTIL_GO
+    )
+    neighbour = start(server, started, tmp_path, "sleep", "60")
+    agent = start(server, started, tmp_path, "python", "bot.py")
+    left = _reported_pid(agent, "left")
+    (tmp_path / "go").touch()
+    assert agent.wait(timeout=20) == 0
+    assert _gone(left), "what the agent left behind outlived it"
+    assert neighbour.poll() is None
 
 
 def test_adopted_processes_that_end_are_reaped_while_agents_run(
@@ -374,11 +430,13 @@ def test_strays_where_one_traces_the_other_do_not_hang_the_fork_server(
 ) -> None:
     # Reaping the traced one first blocked the fork server for good: the next game's agents
     # were never forked, and that game was aborted whoever played it.
-    (tmp_path / "bot.py").write_text(_TRACED_STRAYS)
+    (tmp_path / "bot.py").write_text(_TRACED_STRAYS + _UNTIL_GO)
     agent = start(server, started, tmp_path, "python", "bot.py")
-    assert agent.wait(timeout=20) == 0
+    seen = _wait_for_line(agent, r"strays (\d+) (\d+)")
+    strays = [_host_pid(int(pid), agent) for pid in seen.groups()]
     assert "seize failed" not in agent.stderr_text()
-    strays = [int(pid) for pid in agent.stderr_text().split("strays")[1].split()]
+    (tmp_path / "go").touch()
+    assert agent.wait(timeout=20) == 0
     agent.stop()
     (tmp_path / "next.py").write_text("print('played')\n")
     after = start(server, started, tmp_path, "python", "next.py")
@@ -460,6 +518,33 @@ def test_an_agent_too_big_for_the_fork_server_is_spawned_and_nothing_leaks(
         agent.stop()
         fds.append(len(os.listdir("/proc/self/fd")))
     assert fds[1] == fds[0]
+
+
+# The end of a test bot that waits for the test to create `go` in its directory: what it
+# started is looked up while it still runs (the pids it reports are its own namespace's).
+_UNTIL_GO = "import os, time\nwhile not os.path.exists('go'):\n    time.sleep(0.02)\n"
+
+
+def _wait_for_line(agent: RunningAgent, pattern: str) -> re.Match[str]:
+    import time
+
+    deadline = time.monotonic() + 20
+    while (seen := re.search(pattern, agent.stderr_text())) is None:
+        assert time.monotonic() < deadline, agent.stderr_text()
+        time.sleep(0.02)
+    return seen
+
+
+def _host_pid(reported: int, agent: RunningAgent) -> int:
+    assert agent.pid is not None
+    pid = host_pid(reported, agent.pid)
+    assert pid is not None, f"no live process is the agent's {reported}"
+    return pid
+
+
+def _reported_pid(agent: RunningAgent, label: str) -> int:
+    """The host pid of the live process the agent names after `label` on its stderr."""
+    return _host_pid(int(_wait_for_line(agent, rf"{label} (\d+)").group(1)), agent)
 
 
 def _gone(pid: int, timeout: float = 5.0) -> bool:

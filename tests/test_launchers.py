@@ -28,6 +28,8 @@ from runner.launch import (
 )
 from runner.launch.forkserver import ForkedAgent, ForkServer
 from runner.launch.spec import MIB
+from runner.pids import group_members
+from tests.hostpids import host_pid
 
 AGENTS = Path(__file__).parent / "agents"
 REPO = Path(__file__).resolve().parents[1]
@@ -88,21 +90,6 @@ def wait_for(condition: object, timeout: float = 10.0) -> None:
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.02)
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes whose process group is `pgid`, from /proc."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            members.append(int(entry))
-    return members
 
 
 # --- environment and working directory ------------------------------------------------------
@@ -228,8 +215,9 @@ def test_stop_kills_the_whole_process_group_including_grandchildren(
 ) -> None:
     agent = launch(launched, spec_for(PYTHON, "spawn_sleeper.py"))
     wait_for(lambda: "child pid" in agent.stderr_text())
-    child = int(agent.stderr_text().split("child pid")[1].split()[0])
-    assert os.getpgid(child) == agent.pgid != os.getpgid(0)
+    assert agent.pid is not None
+    child = host_pid(int(agent.stderr_text().split("child pid")[1].split()[0]), agent.pid)
+    assert child is not None and os.getpgid(child) == agent.pgid != os.getpgid(0)
     assert os.getsid(agent.pid) == agent.pid
     assert agent.poll() is None and agent.wait(timeout=0.1) is None
     agent.stop()

@@ -5,8 +5,10 @@ before it says hello; four of them per game were most of what a worker's CPU did
 answer instantly. This process imports all that once and forks a copy per agent instead
 (bench/agent_start.py). It imports gRPC but never starts it: it stays one thread, so a fork
 copies no lock another thread holds (forkserver.GRPC_NO_FORK_HANDLERS says why). Agents in
-other languages are forked too, and exec their command: as their parent, this process is the
-child subreaper that ends what any agent leaves behind, even outside its process group.
+other languages are forked too, and exec their command. Each agent gets a PID namespace of its
+own where this process may make one (pidns.py), which ends everything the agent started when
+it ends; elsewhere this process, their parent and child subreaper, ends what agents leave
+behind, even outside their process group, once none runs.
 
 It never learns what it runs. `runner.launch.forkserver` sends it the word "launch" with three
 file descriptors (SCM_RIGHTS over a Unix SEQPACKET socket): a pipe holding the launch request
@@ -41,7 +43,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import arena.agent  # noqa: F401  (the point of this process: the SDK, grpc and protobuf, warm)
-from runner.launch import rlimits
+from runner.launch import pidns, rlimits
 
 
 class ChildTask:
@@ -277,8 +279,15 @@ def main() -> int:
     # The garbage collector writes to every object it visits: keep it off what is shared.
     gc.freeze()
     _become_subreaper()
+    if not pidns.available():
+        sys.stderr.write(
+            "arena fork server: cannot give agents a PID namespace of their own (that needs "
+            "root or CAP_SYS_ADMIN): process bots see the host's processes "
+            "(docs/writing-a-bot.md, section 8)\n"
+        )
     task = Zygote(control).serve()
     if task is not None:  # in a forked child
+        pidns.enter()
         exit_like_python(task)
     return 0
 

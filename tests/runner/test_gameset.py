@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
+import signal
 import sys
 import time
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -26,15 +29,16 @@ from runner.gameset import (
     _with_deaths,
     play_game,
 )
-from runner.launch import AgentLimits, AgentSpec, LaunchError, RunningAgent
+from runner.launch import AgentLimits, AgentSpec, LaunchError, RunningAgent, pidns
 from tests.gamemaster.test_handshake import HeldSeat
-from tests.runner.conftest import BOTS, QUICK, SAMPLE_BOTS
+from tests.runner.conftest import BOTS, QUICK, SAMPLE_BOTS, game_is_open, wait_for
 
 _RANDOM_TOML = tomllib.loads((SAMPLE_BOTS / "random" / "bot.toml").read_text())
 RANDOM = SeatBot(1, "random@1", str(SAMPLE_BOTS / "random"), tuple(_RANDOM_TOML["command"]), None)
 MISBEHAVING = Path(__file__).resolve().parents[1] / "agents" / "misbehaving"
 CRASHER = SeatBot(2, "crasher@1", str(BOTS / "crasher"), ("./crash.sh",), None)
 FORKKILLER = SeatBot(4, "forkkiller@1", str(BOTS / "forkkiller"), ("python", "bot.py"), None)
+SLOW = SeatBot(6, "slow@1", str(BOTS / "slow"), ("python", "slow_bot.py"), None)
 
 
 def _play(
@@ -75,13 +79,39 @@ def test_a_bot_crashing_at_start_forfeits_well_before_the_connect_timeout(
     assert fault.kind == "crash" and "segmentation fault (pretend)" in fault.stderr
 
 
-def test_a_bot_that_kills_the_fork_server_gets_the_game_played_again_not_a_forfeit(
+def test_a_fork_server_that_dies_mid_game_gets_the_game_played_again_not_a_forfeit(
     game_master: str, tmp_path: Path
 ) -> None:
-    # Every agent dies with the fork server; the seat the game master missed first would
-    # forfeit, whoever it was (the opponent, in the report that found this).
-    with pytest.raises(GameAborted, match="the fork server died mid-game"):
-        _play(game_master, [RANDOM, FORKKILLER, RANDOM, FORKKILLER], Launchers.default(tmp_path))
+    # Every agent dies with the fork server (killed by the OOM killer, say); the seat the game
+    # master missed first would forfeit, whoever it was (the opponent, in the report that
+    # found this: a bot had killed the fork server, which bots can no longer see, below).
+    from runner.launch import forkserver
+
+    server = forkserver.shared()
+    assert server is not None
+    game_id = f"test-forkserver-death-{time.time_ns()}"
+    with GameMasterClient(game_master) as client, ThreadPoolExecutor(1) as pool:
+        playing = pool.submit(
+            _play, game_master, [SLOW, SLOW, SLOW, SLOW], Launchers.default(tmp_path), game_id
+        )
+        wait_for(lambda: game_is_open(client, game_id), 30, "the game")
+        time.sleep(0.5)  # the slow bots are deciding
+        os.kill(server.process.pid, signal.SIGKILL)
+        with pytest.raises(GameAborted, match="the fork server died mid-game"):
+            playing.result(timeout=60)
+
+
+@pytest.mark.skipif(
+    not pidns.available(), reason="no PID namespaces here (they need root or CAP_SYS_ADMIN)"
+)
+def test_a_bot_cannot_kill_the_fork_server(game_master: str, tmp_path: Path) -> None:
+    # It sees only its own processes: its parent is its namespace's process 1, which a signal
+    # from inside the namespace does not reach. The game is played to its end.
+    result, _ = _play(
+        game_master, [RANDOM, FORKKILLER, RANDOM, FORKKILLER], Launchers.default(tmp_path)
+    )
+    assert result.reason in ("target", "max_hands"), result.reason
+    assert result.faults == []
 
 
 def test_a_bot_that_exits_cleanly_too_soon_forfeits_with_a_fault_and_its_stderr(

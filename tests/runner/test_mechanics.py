@@ -832,11 +832,23 @@ def test_an_exclusive_tournament_waits_for_a_bot_busy_elsewhere(
         assert outcomes and outcomes[0].recorded
 
 
-def _started_worker(env: dict[str, str], queue: str, log: Path) -> subprocess.Popen[bytes]:
-    """One `runner.worker` process on `queue`, its output in `log`, once it listens."""
+def _started_worker(
+    env: dict[str, str], queue: str, log: Path, test_job: str = ""
+) -> subprocess.Popen[bytes]:
+    """One `runner.worker` process on `queue`, its output in `log`, once it listens; one that
+    runs the function `test_job` too, if given (workers run only the arena's own jobs)."""
+    argv = [sys.executable, "-m", "runner.worker", "--queue", queue]
+    if test_job:
+        argv[1:] = [
+            "-c",
+            "import sys, runner.queue as q\n"
+            f"q.JOB_FUNCTIONS = q.JOB_FUNCTIONS | {{{test_job!r}}}\n"
+            "from runner.worker import main\n"
+            f"sys.exit(main(['--queue', {queue!r}]))",
+        ]
     with log.open("w") as out:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "runner.worker", "--queue", queue],
+            argv,
             env=env,
             cwd=ROOT,
             stdout=out,
@@ -971,7 +983,7 @@ def test_a_job_failed_by_a_killed_worker_is_replaced_within_the_minute(
 
 @contextlib.contextmanager
 def _worker_on_its_own_redis(
-    arena_env: dict[str, str], tmp_path: Path
+    arena_env: dict[str, str], tmp_path: Path, test_job: str = ""
 ) -> Iterator[tuple[RedisServer, subprocess.Popen[bytes], Path]]:
     """A worker process on a redis-server of the test's own (to kill and start again), and its
     log; both ended afterwards."""
@@ -979,7 +991,7 @@ def _worker_on_its_own_redis(
     server.start()
     env = {**os.environ, **arena_env, "ARENA_REDIS_URL": server.url}
     log = tmp_path / "worker.log"
-    worker = _started_worker(env, arena_env["ARENA_QUEUE"], log)
+    worker = _started_worker(env, arena_env["ARENA_QUEUE"], log, test_job)
     try:
         yield server, worker, log
     finally:
@@ -1038,10 +1050,11 @@ def test_a_worker_that_loses_redis_as_a_job_ends_says_so_in_a_line(
     from rq import Queue
     from rq.serializers import JSONSerializer
 
-    with _worker_on_its_own_redis(arena_env, tmp_path) as (server, worker, log):
+    job = "tests.runner.test_mechanics.shut_down_redis_and_fail"
+    with _worker_on_its_own_redis(arena_env, tmp_path, job) as (server, worker, log):
         connection = redis.Redis.from_url(server.url)
         queue = Queue(arena_env["ARENA_QUEUE"], connection=connection, serializer=JSONSerializer)
-        queue.enqueue("tests.runner.test_mechanics.shut_down_redis_and_fail", server.port)
+        queue.enqueue(job, server.port)
         wait_for(lambda: "reconnecting in 2 s" in log.read_text(), 60, "a second reconnect pause")
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(timeout=30) == 0, log.read_text()

@@ -1,4 +1,5 @@
-"""Test bot: on its first decision, SIGKILL its parent (the fork server), then play on."""
+"""Test bot: on its first decision, SIGKILL its parent (the fork server, were it visible), then play
+on."""
 
 import os
 import signal

@@ -1,0 +1,121 @@
+"""Each agent in a PID namespace of its own: it sees only its own processes, and they end with it.
+
+In the host's process table a bot could read the worker's environment (the database URL, the
+admin token) and the other agents' (their seat tokens) through /proc, signal the worker and
+the game master, and leave a process behind (double fork, setsid) that lived on into the next
+game of its set. In a namespace of its own, with its own /proc, it sees none of them, and
+when it ends the kernel ends every process it started, wherever it moved them.
+
+The fork server's child for an agent calls `enter()` before it becomes the agent. Three
+processes then stand where one did:
+
+- the relay, that child itself, stays in the fork server's namespace and process table, as
+  the agent's pid there; it waits and ends as the agent ended (same exit code or signal, the
+  agent's CPU time counted in its own), so the fork server reports the agent as before;
+- process 1 of the new namespace reaps what the agent orphans, and when the agent ends, exits:
+  with it the kernel kills everything left in the namespace;
+- process 2 is the agent (process 1 gets only the signals it has a handler for, and the
+  worker's SIGTERM must end an agent).
+
+All three stay in the agent's process group, so the worker's signals reach the agent as before;
+the relay ignores SIGTERM, SIGINT and SIGHUP (the agent decides), process 1 gets none of them.
+
+A namespace needs CAP_SYS_ADMIN (root, as in the compose file's worker): without it `enter()`
+returns at once and the agent runs in the host's process table, as documented.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+from typing import NoReturn
+
+# <sched.h> and <sys/mount.h>.
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWPID = 0x20000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x2, 0x4, 0x8
+_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
+_PR_SET_PDEATHSIG = 1
+
+
+def available() -> bool:
+    """Whether this process may make PID namespaces (tried in a child, which then exits)."""
+    pid = os.fork()
+    if pid == 0:
+        made = ctypes.CDLL(None, use_errno=True).unshare(_CLONE_NEWPID | _CLONE_NEWNS) == 0
+        os._exit(0 if made else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def enter() -> bool:
+    """Return in the agent, process 2 of a new PID namespace with its own /proc; False if no
+    namespace could be made (the agent then runs here)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS) != 0:
+        return False
+    ended_r, ended_w = os.pipe()
+    first = os.fork()
+    if first != 0:
+        os.close(ended_w)
+        _relay(first, ended_r)
+    os.close(ended_r)
+    _die_with_parent(libc)
+    # Its own /proc, in its own mount namespace: the host's would still list every process.
+    # Private first, so that the mount does not propagate back to the host's /proc.
+    libc.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None)
+    libc.mount(
+        b"proc", b"/proc", b"proc", ctypes.c_ulong(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC), None
+    )
+    agent = os.fork()
+    if agent != 0:
+        _first_process(agent, ended_w)
+    os.close(ended_w)
+    _die_with_parent(libc)
+    return True
+
+
+def _first_process(agent: int, ended_w: int) -> NoReturn:
+    """Reap every process of the namespace until the agent ends, hand its wait status to the
+    relay, and exit, which ends the namespace."""
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:  # cannot happen before the agent is reaped; be safe
+            os._exit(1)
+        if pid == agent:
+            os.write(ended_w, b"%d" % status)
+            os._exit(0)
+
+
+def _relay(first: int, ended_r: int) -> NoReturn:
+    """End as the agent ended, once the namespace is gone."""
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
+    status = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(ended_r, 32):
+            status += chunk
+    os.waitpid(first, 0)
+    if not status:  # process 1 was killed (SIGKILL to the group): so was the agent
+        _die_of(signal.SIGKILL)
+    code = int(status)
+    if os.WIFSIGNALED(code):
+        _die_of(os.WTERMSIG(code))
+    os._exit(os.waitstatus_to_exitcode(code))
+
+
+def _die_of(signum: int) -> NoReturn:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if signum not in (signal.SIGKILL, signal.SIGSTOP):  # the two that cannot be handled
+        signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
+    os.kill(os.getpid(), signum)
+    os._exit(128 + signum)  # not reached: the signal ended the agent, so it ends the relay
+
+
+def _die_with_parent(libc: ctypes.CDLL) -> None:
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
