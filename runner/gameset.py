@@ -17,7 +17,13 @@ import grpc
 
 from arena.config import Limits
 from arena.errors import ArenaError
-from arena.gamemaster.client import GameExists, GameMasterClient, GameMasterError, OpenedGame
+from arena.gamemaster.client import (
+    GameExists,
+    GameMasterClient,
+    GameMasterError,
+    GameOutcome,
+    OpenedGame,
+)
 from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.gamemaster.policy import DISCONNECTED, GameLimits
 from arena.gamemaster.status import SHUTTING_DOWN
@@ -209,6 +215,29 @@ def _with_deaths(faults: list[FaultInfo], deaths: dict[int, tuple[str, str]]) ->
     return out
 
 
+def _absent(
+    agents: Sequence[RunningAgent | None],
+    result: GameOutcome,
+    deaths: dict[int, tuple[str, str]],
+    connect_ms: int,
+) -> list[FaultInfo]:
+    """A fault of kind `absent` for each seat whose agent ran but never connected, when the
+    game was forfeited for it: the record says so only in its end's detail, and the bot's
+    page showed no fault at all. What the agent wrote to stderr may say why."""
+    if result.reason != "forfeit":
+        return []
+    return [
+        FaultInfo(
+            seat=seat,
+            kind="absent",
+            detail=f"the agent did not connect within {connect_ms} ms",
+            stderr=agent.stderr_text() if agent is not None else "",
+        )
+        for seat, (report, agent) in enumerate(zip(result.seats, agents, strict=False))
+        if not report.connected and seat not in deaths
+    ]
+
+
 def _gone(
     agents: Sequence[RunningAgent | None], launch_errors: dict[int, str], seat: int
 ) -> str | None:
@@ -345,7 +374,8 @@ def play_game(
         decisions=sum(s.decisions for s in stats),
         think_ms=[s.total_ms for s in stats] if len(stats) == 4 else (0, 0, 0, 0),
         forfeit_seat=result.forfeit_seat,
-        faults=_with_deaths(_record_faults(record), deaths),
+        faults=_with_deaths(_record_faults(record), deaths)
+        + _absent(agents, result, deaths, connect_ms),
         seed=seed,
         first_dealer=first_dealer,
         ruleset=ruleset,

@@ -42,7 +42,11 @@ SLOW = SeatBot(6, "slow@1", str(BOTS / "slow"), ("python", "slow_bot.py"), None)
 
 
 def _play(
-    game_master: str, seats: list[SeatBot], launchers: Launchers, game_id: str = ""
+    game_master: str,
+    seats: list[SeatBot],
+    launchers: Launchers,
+    game_id: str = "",
+    connect_ms: int = CONNECT_MS,
 ) -> tuple[GameResult, float]:
     """play_game as a worker calls it, with the default connect deadline; and its seconds."""
     with GameMasterClient(game_master) as client:
@@ -58,7 +62,7 @@ def _play(
             limits=Limits(),
             agent_limits=AgentLimits(),
             launchers=launchers,
-            connect_ms=CONNECT_MS,
+            connect_ms=connect_ms,
         )
         return result, time.monotonic() - start
 
@@ -112,6 +116,21 @@ def test_a_bot_cannot_kill_the_fork_server(game_master: str, tmp_path: Path) -> 
     )
     assert result.reason in ("target", "max_hands"), result.reason
     assert result.faults == []
+
+
+def test_a_bot_that_never_connects_gets_an_absent_fault_with_its_stderr(
+    game_master: str, tmp_path: Path
+) -> None:
+    # Alive but silent: no crash to report, and the bot's page showed no fault at all.
+    sleeper = SeatBot(
+        7, "sleeper@1", str(BOTS / "crasher"), ("sh", "-c", "echo dozing >&2; sleep 600"), None
+    )
+    seats = [RANDOM, sleeper, RANDOM, sleeper]
+    result, _ = _play(game_master, seats, Launchers.default(tmp_path), connect_ms=1500)
+    assert (result.reason, result.forfeit_seat) == ("forfeit", 1)
+    assert [(f.seat, f.kind) for f in result.faults] == [(1, "absent"), (3, "absent")]
+    assert all(f.detail == "the agent did not connect within 1500 ms" for f in result.faults)
+    assert all("dozing" in f.stderr for f in result.faults)
 
 
 def test_a_bot_that_exits_cleanly_too_soon_forfeits_with_a_fault_and_its_stderr(
