@@ -7,6 +7,7 @@ import re
 import shlex
 import shutil
 import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,11 @@ if TYPE_CHECKING:  # sqlalchemy is only needed by callers that register
 MANIFEST_NAME = "bot.toml"
 # Embeddings, overrides and isolates (U+202A-202E, U+2066-2069): they reorder what follows them.
 _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# The longest each text may be: what the database holds (PostgreSQL refused longer ones with a
+# traceback; SQLite took a megabyte of author and every bot list showed it). A description
+# is for a line or two on the bot's page.
+_MAX_CHARS = {"name": 64, "version": 64, "author": 200, "language": 64, "image": 300}
+_MAX_DESCRIPTION_CHARS = 2000
 REQUIRED_KEYS = ("name", "version", "author", "language")
 OPTIONAL_KEYS = ("command", "image", "description")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
@@ -71,6 +77,10 @@ def load_manifest(directory: str | os.PathLike[str]) -> Manifest:
             data = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"{path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ManifestError(
+            f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8"
+        ) from None
     return parse_manifest(data, bot_dir, source=str(path))
 
 
@@ -129,12 +139,30 @@ def _string(data: dict[str, Any], key: str, source: str) -> str:
     if not isinstance(value, str):
         raise ManifestError(f"{source}: {key!r} must be a string, not {type(value).__name__}")
     value = value.strip()
-    if "\x00" in value:
-        raise ManifestError(f"{source}: {key!r} contains a NUL character")
+    # Line breaks and tabs only in the description; any other control character (escape
+    # sequences, carriage returns) would rewrite the terminal or log that shows the text.
+    _refuse_controls(value, repr(key), source, allowed="\n\t" if key == "description" else "")
     _refuse_bidi(value, repr(key), source)
     if not value and key != "description":
         raise ManifestError(f"{source}: {key!r} is empty")
+    longest = _MAX_CHARS.get(key, _MAX_DESCRIPTION_CHARS)
+    if len(value) > longest:
+        raise ManifestError(
+            f"{source}: {key!r} is {len(value)} characters long; at most {longest} are allowed"
+        )
     return value
+
+
+def _refuse_controls(text: str, what: str, source: str, allowed: str = "") -> None:
+    control = next(
+        (ch for ch in text if unicodedata.category(ch) == "Cc" and ch not in allowed), None
+    )
+    if control == "\x00":  # TOML allows it; no program can take it
+        raise ManifestError(f"{source}: {what} contains a NUL character")
+    if control is not None:
+        raise ManifestError(
+            f"{source}: {what} contains the control character U+{ord(control):04X}; remove it"
+        )
 
 
 def _refuse_bidi(text: str, what: str, source: str) -> None:
@@ -155,9 +183,8 @@ def _command(value: object, bot_dir: Path, source: str) -> tuple[str, ...]:
         words = list(value)
     else:
         raise ManifestError(f"{source}: 'command' must be a list of strings or one string")
-    if any("\x00" in w for w in words):  # TOML allows it; no program can take it
-        raise ManifestError(f"{source}: 'command' contains a NUL character")
     for word in words:
+        _refuse_controls(word, "'command'", source)
         _refuse_bidi(word, "'command'", source)
     if not words or not words[0]:
         raise ManifestError(f"{source}: 'command' is empty; name the program to run")

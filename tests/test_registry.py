@@ -123,6 +123,20 @@ def test_an_image_bot_needs_no_command() -> None:
             "'command' contains the bidirectional control character U+2066",
         ),
         (GOOD.replace('["sh", "bot.sh"]', "[1, 2]"), "'command' must be a list of strings"),
+        (  # an escape sequence or a line break would rewrite the terminal or log showing it
+            GOOD.replace('language = "', 'language = "\\u001b[31m'),
+            "'language' contains the control character U+001B; remove it",
+        ),
+        (GOOD.replace('"alice"', '"al\\nice"'), "'author' contains the control character U+000A"),
+        (
+            GOOD + 'description = "two\\rlines"\n',
+            "'description' contains the control character U+000D",
+        ),
+        (
+            GOOD.replace('"alice"', '"' + "a" * 201 + '"'),
+            "'author' is 201 characters long; at most 200",
+        ),
+        (GOOD + 'description = "' + "d" * 2001 + '"\n', "'description' is 2001 characters long"),
         (
             GOOD.replace('"tester"', '"my bot!"'),
             "name 'my bot!' is not allowed; use 1 to 64 letters, digits, '-', '_' or '.'",
@@ -280,3 +294,16 @@ def test_cli_uses_a_sqlite_file_in_the_data_dir_by_default(
     assert (tmp_path / "data" / "arena.db").is_file()
     assert os.path.getsize(tmp_path / "data" / "arena.db") > 0
     assert "registered string-bot@0.3.1" in capsys.readouterr().out
+
+
+def test_a_description_may_span_lines(tmp_path: Path) -> None:
+    toml = GOOD + 'description = """first line\n\tsecond line"""\n'
+    manifest = load_manifest(_bot_dir(tmp_path, toml, files={"bot.sh": "true\n"}))
+    assert manifest.description == "first line\n\tsecond line"
+
+
+def test_a_manifest_that_is_not_utf8_is_refused_saying_so(tmp_path: Path) -> None:
+    directory = _bot_dir(tmp_path, GOOD)
+    (directory / "bot.toml").write_bytes(GOOD.replace("alice", "m\xe9").encode("latin-1"))
+    with pytest.raises(ManifestError, match=r"bot.toml: not UTF-8 text \(byte \d+: .*\); save it"):
+        load_manifest(directory)

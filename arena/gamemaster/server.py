@@ -92,7 +92,9 @@ class GameMasterService:
             return
         stream = _SeatStream(context)
         session.attach(seat, hello, stream)
-        log.info("game %s: seat %d connected (%s)", session.game_id, seat, hello.agent_name)
+        # The name as a literal: it is the bot's to choose, line breaks and escapes included.
+        name = cut(hello.agent_name, 100)
+        log.info("game %s: seat %d connected (%r)", session.game_id, seat, name)
         reader = asyncio.create_task(self._read(context, session, seat))
         try:
             await stream.closed  # GameEnd written

@@ -38,7 +38,7 @@ def run_agent(argv: list[str], address: str, token: str, tmp_path) -> tuple[int,
 class HeldSeat:
     """A seat taken by a raw stream that says Hello and then just listens."""
 
-    def __init__(self, address: str, token: str) -> None:
+    def __init__(self, address: str, token: str, name: str = "") -> None:
         self.channel = grpc.insecure_channel(address)
         stub = self.channel.stream_stream(
             wire.PLAY,
@@ -46,7 +46,9 @@ class HeldSeat:
             response_deserializer=pb.ServerMessage.FromString,
         )
         hello = pb.AgentMessage(
-            hello=pb.Hello(seat_token=token, protocol_version=wire.PROTOCOL_VERSION)
+            hello=pb.Hello(
+                seat_token=token, protocol_version=wire.PROTOCOL_VERSION, agent_name=name
+            )
         )
         self._out: queue.Queue[pb.AgentMessage | None] = queue.Queue()
         self._out.put(hello)
@@ -102,6 +104,15 @@ def test_a_token_presented_again_marks_its_seat_contested_in_the_record(
     assert len(contested) == 1 and contested[0]["seat"] == 2, contested  # once per seat
     assert "a second Hello with seat 2's token (agent name 'random')" in contested[0]["detail"]
     verify_text(record)
+
+
+def test_the_log_shows_an_agents_name_as_a_literal(gm, open_game, caplog) -> None:
+    # A line break in it forged a log line of the bot's choosing; an escape recoloured the rest.
+    name = "evil\n05:50:00 [1] runner.jobs: fake\x1b[31m"
+    with caplog.at_level("INFO", logger="arena.gamemaster.server"):
+        HeldSeat(gm.address, open_game.tokens[0], name).close()
+    [line] = [r.getMessage() for r in caplog.records if "connected" in r.getMessage()]
+    assert line.endswith("seat 0 connected ('evil\\n05:50:00 [1] runner.jobs: fake\\x1b[31m')")
 
 
 def test_wrong_protocol_version_is_refused_and_leaves_the_seat_free(gm, open_game, tmp_path):
