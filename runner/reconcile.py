@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 import redis
 from rq.exceptions import InvalidJobOperation
 from rq.registry import StartedJobRegistry
+from sqlalchemy.exc import DatabaseError
 
+from arena.errors import ArenaError
 from arena.storage import Database, SetState, repo
+from arena.storage.database import driver_reason
 from arena.storage.models import utcnow
 from arena.storage.values import SET_BEAT_FRESH
 from runner.jobs import ratings_lock
@@ -52,8 +55,8 @@ class Reconciled:
 
 
 def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = None) -> Reconciled:
-    """One pass: settle abandoned jobs, finish tournaments whose sets are all settled, then
-    enqueue every unsettled set that has no live job.
+    """One pass: settle abandoned jobs, finish tournaments whose sets are all settled, enqueue
+    every unsettled set that has no live job, then rate stored games no rating pass placed.
 
     Only one process reconciles at a time (a Redis lock); the others skip the pass.
     """
@@ -70,14 +73,6 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
         StartedJobRegistry(queue=queue).cleanup()
         with db.session() as session:
             report.finished = finish_settled_tournaments(session)
-            # Games stored but not rated: a worker died between the two, or an upgrade asked
-            # for a ruleset to be rated again. Later sets of the ruleset would rate them, but
-            # there may be none.
-            for ruleset in repo.unrated_rulesets(session):
-                with ratings_lock(connection, ruleset):
-                    update_ratings(session, ruleset)
-                log.info("reconciler: rated the games of %s that no rating pass had", ruleset)
-                report.rated.append(ruleset)
             sets = unsettled_sets(session)
         now = utcnow()
         for set_id, state, attempts, beat in sets:
@@ -111,6 +106,7 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
             # A set whose job ended (failed) is played again next, as RQ's own retries are.
             enqueue_game_set(queue, set_id, at_front=job is not None)
             report.enqueued.append(set_id)
+        _rate_unrated(db, connection, report)
     finally:
         # It may have expired during a long pass; harmless.
         with contextlib.suppress(redis.exceptions.LockError):
@@ -129,3 +125,24 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
             "; ".join(hints.values()),
         )
     return report
+
+
+def _rate_unrated(db: Database, connection: redis.Redis, report: Reconciled) -> None:
+    """Rate the games stored but not rated: a worker died between the two, or an upgrade asked
+    for a ruleset to be rated again. Later sets of the ruleset would rate them, but there may
+    be none. Done last, each ruleset on its own: one that could not be rated (a database
+    refusing its name, say) stopped every pass before it queued any set, of every tournament."""
+    with db.session() as session:
+        rulesets = repo.unrated_rulesets(session)
+    for ruleset in rulesets:
+        try:
+            with db.session() as session, ratings_lock(connection, ruleset):
+                update_ratings(session, ruleset)
+        except (DatabaseError, ArenaError) as exc:
+            why = driver_reason(exc) if isinstance(exc, DatabaseError) else str(exc)
+            log.error(
+                "reconciler: cannot rate the games of %s; they stay unrated: %s", ruleset, why
+            )
+            continue
+        log.info("reconciler: rated the games of %s that no rating pass had", ruleset)
+        report.rated.append(ruleset)

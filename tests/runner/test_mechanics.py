@@ -213,6 +213,35 @@ def test_the_reconciler_rates_games_an_upgrade_left_unrated(
         assert again == rated and len(rated) == 2
 
 
+def test_a_ruleset_that_cannot_be_rated_does_not_stop_the_reconciler(
+    arena_env: dict[str, str],
+    register: Callable[..., list[str]],
+    postgres_url: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # PostgreSQL refused a ruleset name longer than its column in the rating pass, and the
+    # pass stopped there: no set of any tournament was queued again after a Redis restart.
+    from sqlalchemy import text
+
+    from runner import redis_conn
+    from runner.reconcile import reconcile
+    from runner.tournament import run_game_set
+
+    arena_env["ARENA_DATABASE_URL"] = postgres_url
+    register("random", "greedy")
+    _tid, [played] = _tournament(arena_env)
+    with _as_a_worker(arena_env) as (db, client):
+        assert run_game_set(db, played, client).recorded
+        too_long = "x" * 250
+        with db.engine.begin() as conn:  # as stored by an arena that let such a name through
+            conn.execute(text("UPDATE games SET ruleset = :r, rated_seq = NULL"), {"r": too_long})
+        _tid, [waiting] = _tournament(arena_env)  # not queued: as after a Redis restart
+        with caplog.at_level("INFO", logger="runner.reconcile"):
+            report = reconcile(db, redis_conn.connect())
+    assert report.enqueued == [waiting] and report.rated == []
+    assert f"reconciler: cannot rate the games of {too_long}; they stay unrated: " in caplog.text
+
+
 def test_a_set_given_up_on_then_recorded_by_a_run_still_going_finishes_its_tournament(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
