@@ -13,6 +13,9 @@ from arena.errors import ArenaError
 from arena.rulesets import ruleset_key
 
 SEED_BITS = 63
+# The most game sets one tournament may plan: more took minutes and gigabytes to plan and store
+# (a million sets per pair was taken as given); several tournaments can play more.
+MAX_SETS = 100_000
 SEATS = 4
 
 
@@ -187,6 +190,12 @@ def _interleave(
     ruleset: str,
     seed: int | str,
 ) -> list[GameSet]:
+    if sets * len(pairs) > MAX_SETS:
+        raise PlanError(
+            f"{len(pairs)} pair{'s' if len(pairs) != 1 else ''} × {sets} sets each is "
+            f"{sets * len(pairs)} game sets; a tournament may have at most {MAX_SETS}: "
+            "ask for fewer sets, or play several tournaments"
+        )
     plan: list[GameSet] = []
     for set_number in range(sets):
         for a, b in pairs:

@@ -60,6 +60,15 @@ def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
         ({}, ["scheduler", "--sets", "0"], "argument --sets: must be at least 1, not 0"),
         ({}, ["tournament", "create", "--sets", "-3"], "argument --sets: must be at least 1"),
         ({}, ["match", "a", "b", "--sets", "x"], "argument --sets: 'x' is not a whole number"),
+        # Numbers that no arena could honour: refused, not stored or started (one worker was
+        # forked per second until 100,000; a connect time of -5 failed every attempt later).
+        ({}, ["tournament", "create", "--connect-ms", "-5"], "--connect-ms: must be at least 1"),
+        ({}, ["gamemaster", "--connect-ms", str(2**32)], "must be at most 4294967295"),
+        ({}, ["gamemaster", "--max-games", "0"], "--max-games: must be at least 1, not 0"),
+        ({}, ["worker", "--count", "100000"], "--count: must be at most 256, not 100000"),
+        ({}, ["worker", "--reconcile-every", "-5"], "must be a positive number of seconds"),
+        ({}, ["dashboard", "--threads", "100000"], "--threads: must be at most 256"),
+        ({}, ["tournament", "list", "--limit", "0"], "--limit: must be at least 1, not 0"),
         (
             {"ARENA_REDIS_URL": "notaurl"},
             ["tournament", "create", "--sets", "1"],

@@ -175,6 +175,11 @@ def test_plan_tournament_dispatches_on_format(
         (lambda: plan_gauntlet("t", "x", ["y"], -1), "sets_per_opponent"),
         (lambda: plan_tournament("swiss", "t", ["x", "y"], 1), "unknown tournament format 'swiss'"),
         (lambda: plan_tournament("gauntlet", "t", [], 1), "champion"),
+        (  # planned in memory a set at a time: a million per pair took minutes and gigabytes
+            lambda: plan_round_robin("t", ["x", "y", "z"], 33_334),
+            "3 pairs × 33334 sets each is 100002 game sets; a tournament may have at most "
+            "100000: ask for fewer sets, or play several tournaments",
+        ),
     ],
 )
 def test_bad_plans_raise_plan_errors(call: object, message: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from arena.commands.types import positive_int
+from arena.commands.types import whole_number
 from arena.config import ConfigError, listen_address
 
 
@@ -21,7 +21,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="address to serve on (default: ARENA_DASHBOARD_LISTEN, 127.0.0.1:8063)",
     )
     p.add_argument(
-        "--threads", type=positive_int, default=8, help="waitress worker threads (default 8)"
+        "--threads",
+        type=whole_number(1, 256),
+        default=8,
+        help="waitress worker threads (default 8)",
     )
     p.set_defaults(func=_serve)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from arena.config import ConfigError, env, listen_address
+from arena.commands.types import whole_number
+from arena.config import UINT32_MAX, ConfigError, env, listen_address
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,10 +33,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--fault-limit", type=int, help="faults before a forfeit (ARENA_FAULT_LIMIT)")
     p.add_argument(
         "--connect-ms",
-        type=int,
+        type=whole_number(1, UINT32_MAX),
         help="how long seats have to connect after OpenGame (default 60000)",
     )
-    p.add_argument("--max-games", type=int, help="games open at once (default 2000)")
+    p.add_argument(
+        "--max-games", type=whole_number(1, 1_000_000), help="games open at once (default 2000)"
+    )
     p.add_argument(
         "--admin-token",
         default=None,

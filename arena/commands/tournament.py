@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.commands.types import positive_int
+from arena.commands.types import positive_int, whole_number
+from arena.config import UINT32_MAX
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -46,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     create.add_argument("--seed", type=int, default=None, help="seed of the plan (default: random)")
     create.add_argument(
         "--connect-ms",
-        type=int,
+        type=whole_number(1, UINT32_MAX),
         default=None,
         help="how long each agent has to connect to its game before it forfeits (default 20000)",
     )
@@ -63,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     create.set_defaults(func=_create)
 
     lst = sub.add_parser("list", help="list tournaments, newest first")
-    lst.add_argument("--limit", type=int, default=20)
+    lst.add_argument("--limit", type=positive_int, default=20)
     lst.set_defaults(func=_list)
 
     status = sub.add_parser("status", help="show a tournament's progress")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from arena.commands.types import positive_int
+from arena.commands.types import seconds, whole_number
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -12,7 +12,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "worker", help="play queued game sets (N worker processes and the reconciler)"
     )
     worker.add_argument(
-        "--count", type=positive_int, default=1, help="worker processes (default 1)"
+        "--count", type=whole_number(1, 256), default=1, help="worker processes (default 1)"
     )
     worker.add_argument("--queue", default=None, help="queue name (default ARENA_QUEUE)")
     worker.add_argument(
@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     worker.add_argument(
         "--reconcile-every",
-        type=float,
+        type=seconds,
         default=None,
         metavar="SECONDS",
         help="how often the reconciler re-enqueues sets missing from Redis (default 15)",
