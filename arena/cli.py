@@ -53,6 +53,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # stdout at /dev/null so that the flush at exit does not fail again (Python's docs).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as exc:
+        if exc.filename is None:  # not a file the user named: a bug, whose traceback helps
+            raise
+        # A path given on the command line that cannot be used (a directory where a file is
+        # to be written, a file where a directory is): say which, not a traceback.
+        print(f"arena {args.command}: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -61,6 +61,8 @@ def verify_text(text: str, name: str = "<record>") -> Verified:
             raise RecordError(f"{name}: line {number}: not JSON ({exc.msg})") from None
         except _DuplicateKey as exc:
             raise RecordError(f"{name}: line {number}: the key {exc} appears twice") from None
+        except RecursionError:
+            raise RecordError(f"{name}: line {number}: nested too deeply to be a record") from None
         if not isinstance(value, dict):
             raise RecordError(f"{name}: line {number}: expected a JSON object")
         lines.append((number, value))

@@ -152,3 +152,29 @@ def test_a_blank_variable_means_its_default(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("ARENA_DATA_DIR", "  ")  # was the current directory
     assert env("ARENA_QUEUE") == VARIABLES["ARENA_QUEUE"][0] == "arena"
     assert env("ARENA_DATA_DIR") == "data"
+
+
+def test_unusable_paths_are_one_line_before_any_game_is_played(tmp_path: Path) -> None:
+    # The whole game was played and printed, then the record was lost in a traceback.
+    into_dir = _arena(tmp_path, "play", "--output", str(tmp_path))
+    assert into_dir.returncode == 2 and into_dir.stdout == ""
+    assert f"--output {tmp_path} is a directory; give a file name" in into_dir.stderr
+    nowhere = _arena(tmp_path, "play", "--output", str(tmp_path / "no" / "g.jsonl"))
+    assert nowhere.returncode == 2 and nowhere.stdout == ""
+    assert f"no directory {tmp_path / 'no'}" in nowhere.stderr
+    logs = tmp_path / "logs"
+    logs.write_text("a file")
+    as_logs = _arena(tmp_path, "play", "--processes", "--agent-logs", str(logs))
+    assert as_logs.returncode == 2 and f"--agent-logs {logs} is a file" in as_logs.stderr
+
+
+def test_verify_says_what_is_wrong_with_a_file_that_is_no_record(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b'{"record":\xff\xfe}\n')
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    done = _arena(tmp_path, "verify", str(binary), str(deep))
+    assert done.returncode == 1
+    assert f"FAIL {binary}: not UTF-8 text (byte 10: invalid start byte)" in done.stderr
+    assert f"FAIL {deep}: line 1: nested too deeply to be a record" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -135,6 +135,7 @@ def _play(args: argparse.Namespace) -> int:
     from arena.summary import print_game, print_side_by_side
     from sample_agents import builtin_players
 
+    _check_paths(args)
     ruleset = _ruleset_arg(args.ruleset)
     known = builtin_players()
     if args.seat is not None:
@@ -167,6 +168,17 @@ def _play(args: argparse.Namespace) -> int:
         print_game(games[0].events, names, f"{ruleset.name}, seed {args.seed}")
     _write_records(args, records)
     return 0
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Before the games: a record that cannot be written was lost after them."""
+    if args.output is not None:
+        if args.output.is_dir():
+            raise ArenaError(f"--output {args.output} is a directory; give a file name")
+        if not args.output.parent.is_dir():
+            raise ArenaError(f"--output {args.output}: no directory {args.output.parent}")
+    if args.agent_logs is not None and args.agent_logs.exists() and not args.agent_logs.is_dir():
+        raise ArenaError(f"--agent-logs {args.agent_logs} is a file; give a directory")
 
 
 def _ruleset_arg(text: str) -> Ruleset:
@@ -303,6 +315,10 @@ def _verify(args: argparse.Namespace) -> int:
             v = verify_text(path.read_text(encoding="utf-8"), str(path))
         except OSError as exc:
             print(f"{path}: cannot read: {exc.strerror}", file=sys.stderr)
+            failed += 1
+            continue
+        except UnicodeDecodeError as exc:  # RECORD.md: records are UTF-8 text
+            print(f"FAIL {path}: not UTF-8 text (byte {exc.start}: {exc.reason})", file=sys.stderr)
             failed += 1
             continue
         except ArenaError as exc:
