@@ -89,6 +89,13 @@ def ping(client: redis.Redis, where: str | None = None) -> None:
             f"cannot reach Redis at {where} ({exc}): start redis-server or unset "
             "ARENA_REDIS_URL to use the embedded one"
         ) from None
+    except (redis.ResponseError, redis.exceptions.InvalidResponse) as exc:
+        # A database number the server does not have, a password it refuses, or something
+        # that is not Redis answering at that address.
+        where = _hide_password(where) if where else describe()
+        raise RedisUnavailable(
+            f"Redis at {where} refused the connection ({exc}): check ARENA_REDIS_URL"
+        ) from None
 
 
 @contextlib.contextmanager

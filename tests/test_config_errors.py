@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -178,3 +179,31 @@ def test_verify_says_what_is_wrong_with_a_file_that_is_no_record(tmp_path: Path)
     assert f"FAIL {binary}: not UTF-8 text (byte 10: invalid start byte)" in done.stderr
     assert f"FAIL {deep}: line 1: nested too deeply to be a record" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_something_other_than_redis_at_the_redis_url_is_one_line(tmp_path: Path) -> None:
+    # A web server, say, at the address (redis-py raised its protocol error as a traceback);
+    # a database number the server lacks is refused the same way.
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer_like_a_web_server() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = server.accept()
+                with conn:
+                    conn.recv(100)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+    threading.Thread(target=answer_like_a_web_server, daemon=True).start()
+    try:
+        url = f"redis://127.0.0.1:{port}/0"
+        done = _arena(tmp_path, "tournament", "create", "--sets", "1", ARENA_REDIS_URL=url)
+    finally:
+        server.close()
+    assert done.returncode == 2, done.stderr
+    assert f"Redis at {url} refused the connection (Protocol Error: " in done.stderr
+    assert "check ARENA_REDIS_URL" in done.stderr and "Traceback" not in done.stderr
