@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from arena.storage import NotFound
+from arena.storage import DamagedRecord, NotFound
 
 
 def wants_json() -> bool:
@@ -29,6 +29,10 @@ def init_app(app: Flask) -> None:
     @app.errorhandler(NotFound)
     def _not_found(exc: NotFound) -> tuple[Response | str, int]:
         return error_response(404, "Not found", str(exc))
+
+    @app.errorhandler(DamagedRecord)
+    def _damaged(exc: DamagedRecord) -> tuple[Response | str, int]:
+        return error_response(500, "Damaged record", str(exc))
 
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException) -> tuple[Response | str, int]:

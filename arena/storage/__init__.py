@@ -6,6 +6,7 @@ from arena.storage.database import SCHEMA_VERSION, Database, open_database
 from arena.storage.errors import (
     AuthorMismatch,
     BadResult,
+    DamagedRecord,
     DatabaseUnavailable,
     NotFound,
     SchemaTooNew,
@@ -39,6 +40,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "AuthorMismatch",
     "BadResult",
+    "DamagedRecord",
     "Bot",
     "BotVersion",
     "Database",

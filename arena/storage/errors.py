@@ -28,6 +28,10 @@ class BadResult(StorageError, ValueError):
     """A game set result that does not fit the set it is recorded for."""
 
 
+class DamagedRecord(StorageError):
+    """A stored game record that cannot be decompressed: the database was damaged."""
+
+
 class SchemaTooNew(StorageError):
     """A database written by a newer arena than this one."""
 

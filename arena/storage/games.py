@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from arena.storage.bots import resolve_version_id
-from arena.storage.errors import BadResult, NotFound
+from arena.storage.errors import BadResult, DamagedRecord, NotFound
 from arena.storage.models import EndReason, Fault, Game, GameSet, SetState, utcnow
 from arena.storage.tournaments import get_game_set, rowcount
 from arena.storage.values import RECORD_COMPRESSION_LEVEL, GameResult, VersionKey, game_id
@@ -158,7 +158,7 @@ def get_game_record(session: Session, game_id: str) -> bytes:
     blob = session.scalar(select(Game.record_z).where(Game.id == game_id))
     if blob is None:
         raise NotFound(f"no game {game_id!r}")
-    return zlib.decompress(blob)
+    return _decompressed(game_id, blob)
 
 
 def tournament_records(session: Session, tournament_id: str) -> Iterator[tuple[str, bytes]]:
@@ -172,7 +172,17 @@ def tournament_records(session: Session, tournament_id: str) -> Iterator[tuple[s
         .execution_options(yield_per=20)
     )
     for gid, blob in session.execute(query):
-        yield gid, zlib.decompress(blob)
+        yield gid, _decompressed(gid, blob)
+
+
+def _decompressed(game_id: str, blob: bytes) -> bytes:
+    try:
+        return zlib.decompress(blob)
+    except zlib.error as exc:
+        raise DamagedRecord(
+            f"the stored record of game {game_id} is damaged ({exc}); restore the database "
+            "from a backup (docs/running.md, Backups)"
+        ) from None
 
 
 def has_result() -> Any:

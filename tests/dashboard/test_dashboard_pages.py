@@ -545,3 +545,34 @@ def test_a_gauntlet_names_its_champion_and_shows_its_row_alone(tmp_path: Path) -
     data = _json(client, "/api/tournaments/t-g")
     assert data["champion"] == "zeta@1.0" and len(data["crosstable"]) == 3  # the data, whole
     assert _json(client, "/api/tournaments/t-rr")["champion"] is None
+
+
+def test_a_damaged_stored_record_is_said_to_be_damaged(tmp_path: Path) -> None:
+    # Bytes that are no longer zlib: every page of the game was a bare 500, export a traceback.
+    from sqlalchemy import update
+
+    from arena.storage.models import Game
+    from tests.dashboard.fill import fill
+
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    with open_database(url) as db:
+        fill(db, ("greedy", "random"))
+        with db.session() as s:
+            s.execute(update(Game).where(Game.id == FIRST_GAME).values(record_z=b"not zlib"))
+            s.commit()
+    app = create_app({"DATABASE_URL": url, "TESTING": True})
+    try:
+        client = app.test_client()
+        for path in (
+            f"/games/{FIRST_GAME}",
+            f"/games/{FIRST_GAME}/replay",
+            f"/games/{FIRST_GAME}/record.jsonl",
+            f"/api/games/{FIRST_GAME}/replay",
+        ):
+            response = client.get(path)
+            assert response.status_code == 500, path
+            assert f"the stored record of game {FIRST_GAME} is damaged" in response.get_data(
+                as_text=True
+            ), path
+    finally:
+        app.extensions["arena_database"].dispose()
