@@ -9,7 +9,6 @@ import os
 import signal
 import threading
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -222,27 +221,17 @@ def nightly_round_robin(
 
 
 def _cannot_start(version: BotVersion) -> str | None:
-    """Why a process bot cannot start here (its directory or program is gone), said in the
-    log; None if it can, or if it runs as a container. Left in, it forfeited every game of
-    every night, and handed its opponents a free win each time."""
-    from runner.launch import LaunchError
-    from runner.launch.process import resolve_executable
+    """Why a process bot cannot start here, said in the log; None if it can. Left in, it
+    forfeited every game of every night, and handed its opponents a free win each time."""
+    from runner.launch.process import cannot_start
 
-    if version.command is None:
-        return None
-    directory = Path(version.directory)
-    if not directory.is_dir():
-        problem = f"its directory {version.directory} does not exist"
-    else:
-        try:
-            resolve_executable(version.command[0], directory)
-            return None
-        except LaunchError as exc:
-            problem = str(exc)
-    log.warning(
-        "nightly round robin: leaving out %s: %s (register it again, or `arena bots disable %s`)",
-        version.ref,
-        problem,
-        version.bot.name,
-    )
+    problem = cannot_start(version.command, version.directory)
+    if problem is not None:
+        log.warning(
+            "nightly round robin: leaving out %s: %s (register it again, or "
+            "`arena bots disable %s`)",
+            version.ref,
+            problem,
+            version.bot.name,
+        )
     return problem

@@ -112,6 +112,7 @@ def _create(args: argparse.Namespace) -> int:
             return enqueue_game_sets(queue, ids)
 
     with _open() as db:
+        _warn_of_bots_that_cannot_start(db, bots)
         tournament = create_tournament(
             db,
             format=args.format,
@@ -130,6 +131,24 @@ def _create(args: argparse.Namespace) -> int:
     )
     print(f"follow it with: arena tournament status {tournament.id} --follow")
     return 0
+
+
+def _warn_of_bots_that_cannot_start(db: Database, bots: Sequence[str] | None) -> None:
+    """A bot whose directory or program is gone here forfeits every game on workers that
+    lack it too: say so, without refusing (workers on other machines may have it)."""
+    from runner.launch.process import cannot_start
+    from runner.tournament import resolve_bots
+
+    with db.session() as session:
+        versions = resolve_bots(session, bots)
+        for v in versions:
+            if problem := cannot_start(v.command, v.directory):
+                print(
+                    f"warning: {v.ref} cannot start on this machine: {problem}; on workers "
+                    f"where it cannot either, it forfeits every game (register it again, or "
+                    f"`arena bots disable {v.bot.name}`)",
+                    file=sys.stderr,
+                )
 
 
 def _retry(args: argparse.Namespace) -> int:

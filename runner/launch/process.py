@@ -76,6 +76,20 @@ def resolve_executable(program: str, directory: Path, search_path: str | None = 
     return os.path.abspath(found)
 
 
+def cannot_start(command: Sequence[str] | None, directory: str) -> str | None:
+    """Why a bot registered with `command` in `directory` cannot start on this machine (its
+    directory or program is gone); None if it can, or if it runs as a container."""
+    if command is None:
+        return None
+    if not Path(directory).is_dir():
+        return f"its directory {directory} does not exist"
+    try:
+        resolve_executable(command[0], Path(directory))
+    except LaunchError as exc:
+        return str(exc)
+    return None
+
+
 def agent_environment(executable: str, home: Path, tmp: Path, spec: AgentSpec) -> dict[str, str]:
     """Exactly the variables in RUNTIME_VARIABLES plus the two ARENA_ ones."""
     return {

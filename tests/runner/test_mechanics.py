@@ -22,7 +22,15 @@ import redis
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, Progress, open_database, repo
 from arena.storage.models import Game, Tournament
-from tests.runner.conftest import ARENA, QUICK, ROOT, RedisServer, game_is_open, wait_for
+from tests.runner.conftest import (
+    ARENA,
+    QUICK,
+    ROOT,
+    RedisServer,
+    arena,
+    game_is_open,
+    wait_for,
+)
 
 
 def _tournament(env: dict[str, str], sets: int = 1) -> tuple[str, list[str]]:
@@ -545,17 +553,10 @@ def test_an_overdue_night_is_left_to_the_latest(
         assert [t.id for t in repo.list_tournaments(session) if t.nightly] == []
 
 
-def test_a_nightly_round_robin_leaves_out_a_bot_that_cannot_start(
-    arena_env: dict[str, str],
-    register: Callable[..., list[str]],
-    tmp_path: Path,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    # Its directory deleted after it was registered: it forfeited every game of every night.
+def _ghost(arena_env: dict[str, str], tmp_path: Path) -> Path:
+    """A bot ghost@1, registered, whose directory has been deleted since."""
     from arena.registry import register_bot
-    from runner import jobs
 
-    register("random", "greedy")
     ghost = tmp_path / "ghost"
     ghost.mkdir()
     (ghost / "bot.toml").write_text(
@@ -566,6 +567,36 @@ def test_a_nightly_round_robin_leaves_out_a_bot_that_cannot_start(
         register_bot(session, ghost)
     ghost.joinpath("bot.toml").unlink()
     ghost.rmdir()
+    return ghost
+
+
+def test_a_tournament_of_a_bot_that_cannot_start_here_is_created_with_a_warning(
+    arena_env: dict[str, str], register: Callable[..., list[str]], tmp_path: Path
+) -> None:
+    # Every game a forfeit, counted against the bot, and nothing said when it was created.
+    # (A warning, not a refusal: workers on other machines may have its directory.)
+    register("random")
+    ghost = _ghost(arena_env, tmp_path)
+    made = arena(arena_env, "tournament", "create", "--bots", "ghost,random", "--no-enqueue")
+    assert made.returncode == 0, made.stderr
+    assert (
+        f"warning: ghost@1 cannot start on this machine: its directory {ghost} does not exist; "
+        "on workers where it cannot either, it forfeits every game (register it again, or "
+        "`arena bots disable ghost`)"
+    ) in made.stderr
+
+
+def test_a_nightly_round_robin_leaves_out_a_bot_that_cannot_start(
+    arena_env: dict[str, str],
+    register: Callable[..., list[str]],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Its directory deleted after it was registered: it forfeited every game of every night.
+    from runner import jobs
+
+    register("random", "greedy")
+    ghost = _ghost(arena_env, tmp_path)
     jobs.database.cache_clear()
     try:
         with caplog.at_level("WARNING", logger="runner.jobs"):
