@@ -105,6 +105,13 @@ def _run(args: argparse.Namespace) -> int:
         None: "no decision within the sets allowed",
     }[sprt.decision]
     print(f"{verdict} after {sprt.sets} sets (LLR {sprt.llr:.2f})")
+    if sprt.sets == 0:  # every set failed: not a match that found no difference
+        print(
+            f"arena match: no set of {tournament.id} was played to a result; see the failures "
+            "above",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

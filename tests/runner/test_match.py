@@ -75,7 +75,8 @@ def test_a_match_between_two_bots_that_cannot_start_fails_their_sets_saying_why(
     manifest.write_text(manifest.read_text().replace('name = "crasher"', 'name = "crasher2"'))
     register("crasher", str(other))
     done = arena(arena_env, "match", "crasher", "crasher2", "--sets", "1", "--ruleset", QUICK)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # nothing decided, and nothing played: a failure
+    assert "was played to a result; see the failures above" in done.stderr
     assert done.stdout.count("; playing the set again") == 2, done.stdout
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
         [tournament] = repo.list_tournaments(session)
