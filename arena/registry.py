@@ -31,6 +31,8 @@ _MAX_DESCRIPTION_CHARS = 2000
 REQUIRED_KEYS = ("name", "version", "author", "language")
 OPTIONAL_KEYS = ("command", "image", "description")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
+# An image reference as docker reads one: [registry[:port]/]path[:tag][@algorithm:digest].
+IMAGE_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
 # At least one letter or digit: "." and ".." would be path segments in the dashboard's links.
 NAME_PATTERN = re.compile(r"(?=.*[A-Za-z0-9])[A-Za-z0-9._-]{1,64}")
 # Versions appear in "name@version" and in file names, so they get the same alphabet plus '+'.
@@ -119,8 +121,12 @@ def parse_manifest(data: dict[str, Any], bot_dir: Path, *, source: str = MANIFES
         )
     command = _command(data["command"], bot_dir, source) if has_command else None
     image = _string(data, "image", source) if has_image else None
-    if image is not None and any(ch.isspace() for ch in image):
-        raise ManifestError(f"{source}: image {image!r} contains whitespace")
+    if image is not None and not IMAGE_PATTERN.fullmatch(image):
+        # `docker run` reads an image that starts with '-' as an option: "--privileged".
+        raise ManifestError(
+            f"{source}: image {image!r} is not an image reference; write it as "
+            "[registry/]name[:tag][@digest], starting with a letter or digit"
+        )
     return Manifest(
         name=name,
         version=version,

@@ -428,6 +428,12 @@ def test_container_without_image_is_a_clear_error() -> None:
     spec = AgentSpec(command=(), directory=AGENTS, game_master="gm:1", seat_token=TOKEN)
     with pytest.raises(LaunchError, match="no container image"):
         ContainerLauncher().command(spec)
+    # An image registered before the registry refused such names: docker reads it as an option.
+    spec = AgentSpec(
+        command=(), directory=AGENTS, game_master="gm:1", seat_token=TOKEN, image="--privileged"
+    )
+    with pytest.raises(LaunchError, match="'--privileged' is not an image reference"):
+        ContainerLauncher().command(spec)
 
 
 def test_missing_docker_binary_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -123,6 +123,11 @@ def test_an_image_bot_needs_no_command() -> None:
             "'command' contains the bidirectional control character U+2066",
         ),
         (GOOD.replace('["sh", "bot.sh"]', "[1, 2]"), "'command' must be a list of strings"),
+        (  # docker run would take it for an option and run the bot privileged
+            GOOD.replace('command = ["sh", "bot.sh"]', 'image = "--privileged"'),
+            "image '--privileged' is not an image reference; write it as [registry/]name",
+        ),
+        (GOOD.replace('command = ["sh", "bot.sh"]', 'image = "a b"'), "is not an image reference"),
         (  # an escape sequence or a line break would rewrite the terminal or log showing it
             GOOD.replace('language = "', 'language = "\\u001b[31m'),
             "'language' contains the control character U+001B; remove it",

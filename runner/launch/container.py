@@ -115,6 +115,8 @@ class ContainerLauncher:
         the client's environment, because a command line is readable by every local user."""
         if not spec.image:
             raise LaunchError(f"agent {spec.label!r} has no container image")
+        if spec.image.startswith("-"):  # docker would read it as an option ("--privileged")
+            raise LaunchError(f"agent {spec.label!r}: {spec.image!r} is not an image reference")
         limits = spec.limits
         argv = [self.docker, "run", "--rm", "--name", self.container_name(spec)]
         argv += ["--label", f"arena.agent={safe_label(spec.label)}"]  # for cleanup after a crash
