@@ -70,6 +70,7 @@ def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
         ({}, ["worker", "--reconcile-every", "-5"], "must be a positive number of seconds"),
         ({}, ["dashboard", "--threads", "100000"], "--threads: must be at most 256"),
         ({}, ["tournament", "list", "--limit", "0"], "--limit: must be at least 1, not 0"),
+        ({}, ["tournament", "create", "--bots", ",,"], "--bots ',,' names no bot; leave it out"),
         (
             {"ARENA_REDIS_URL": "notaurl"},
             ["tournament", "create", "--sets", "1"],

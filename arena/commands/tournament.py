@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from arena.commands.types import positive_int, whole_number
 from arena.config import UINT32_MAX
+from arena.errors import ArenaError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -100,7 +101,9 @@ def _create(args: argparse.Namespace) -> int:
     from runner.queue import arena_queue, enqueue_game_sets
     from runner.tournament import create_tournament
 
-    bots = [b for b in args.bots.split(",") if b.strip()] or None
+    bots = [b.strip() for b in args.bots.split(",") if b.strip()] or None
+    if bots is None and args.bots.strip():  # ",," is no list of all bots
+        raise ArenaError(f"--bots {args.bots!r} names no bot; leave it out for every active bot")
     enqueue = None
     if not args.no_enqueue:
         # Reach Redis before storing anything, so a missing Redis is reported up front.
