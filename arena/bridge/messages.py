@@ -245,7 +245,7 @@ def reply_from_line(text: str, pending: int | None) -> tuple[pb.Reply, str]:
     """The Reply a bot's output line stands for, and what is wrong with the line ("" if
     nothing) for the bridge to tell the bot's author; never raises.
 
-    A JSON object gives request_id (default: ``pending``, the oldest unanswered request, None
+    A JSON object gives request_id (default: ``pending``, the request a bare line answers, None
     if there is none), action, note and error. Anything else is forwarded verbatim as the
     action text of the pending request, so a bot may answer with a bare action ("pass"), and
     garbage becomes the game master's "malformed" fault instead of being hidden by the bridge.

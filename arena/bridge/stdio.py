@@ -76,9 +76,13 @@ class StdioBridge:
         self.events = events
         self.agent_name = agent_name or "stdio:" + " ".join(self.command)[:80]
         self.log = log if log is not None else sys.stderr
-        # Decisions sent to the bot and not yet answered, oldest first: a reply line without
+        # Decisions sent to the bot and still waiting for its answer, oldest first: a line without
         # a request_id answers the oldest (the bot answers decisions in order).
         self._unanswered: deque[int] = deque()
+        # Requests whose time was up before the bot answered them, and the latest of them while
+        # no newer decision came: a bare line then is a late answer to it (ignored there).
+        self._expired: set[int] = set()
+        self._latest_expired: int | None = None
         self._ended = False  # game_end received
         self._died_early = False  # the bot left before the game ended (not after game_end)
         self.bot_returncode: int | None = None  # how it ended, if it left early
@@ -120,10 +124,11 @@ class StdioBridge:
             self._silent = False
             if len(raw) >= MAX_LINE_BYTES:
                 self._say(f"a line of more than {MAX_LINE_BYTES} bytes: the rest was dropped")
-            pending = self._unanswered[0] if self._unanswered else None
-            reply, problem = messages.reply_from_line(text, pending)
+            reply, problem = messages.reply_from_line(text, self._answered_by_bare_line())
             if problem:  # the game master's fault says what arrived; this says why
                 self._say(problem)
+            if reply.request_id in self._expired:
+                self._say(f"a line for request {reply.request_id}, whose time was up: ignored")
             if reply.request_id in self._unanswered:
                 while self._unanswered.popleft() != reply.request_id:
                     pass
@@ -140,6 +145,26 @@ class StdioBridge:
         self._say(f"the bot {why} before the game ended; ending the stream (a forfeit)")
         with contextlib.suppress(*_STREAM_OVER):
             await call.done_writing()  # half-close: the game master sees the seat leave
+
+    def _answered_by_bare_line(self) -> int | None:
+        """The request a line without a request_id answers: the oldest still waiting, else the
+        latest whose time was up (so a late answer is ignored as late, not a fault)."""
+        return self._unanswered[0] if self._unanswered else self._latest_expired
+
+    def _asked(self, request_id: int) -> None:
+        # The game master asks a seat one decision at a time: one still unanswered now has
+        # had its time, and a bare line must not go to it (it would be ignored as late).
+        self._expired.update(self._unanswered)
+        self._unanswered.clear()
+        self._unanswered.append(request_id)
+        self._latest_expired = None
+
+    def _time_was_up(self, request_id: int) -> None:
+        """The game master played the fallback for ``request_id`` (a timeout)."""
+        if request_id in self._unanswered:
+            self._unanswered.remove(request_id)
+        self._expired.add(request_id)
+        self._latest_expired = request_id
 
     async def _exit_code(self, timeout: float) -> int | None:
         if self._proc is None:
@@ -208,11 +233,13 @@ class StdioBridge:
                     kind = msg.WhichOneof("kind")
                     welcomed = welcomed or kind == "welcome"
                     if kind == "decision":
-                        self._unanswered.append(msg.decision.request_id)
+                        self._asked(msg.decision.request_id)
                     elif kind == "event" and not self.events:
                         continue  # (the game master sends these only if asked; it was not)
                     elif kind == "fault":
                         self._say(fault_text(msg.fault))
+                        if msg.fault.kind == "timeout":
+                            self._time_was_up(msg.fault.request_id)
                         if msg.fault.kind == "timeout" and self._silent:
                             self._say(NOT_FLUSHED)
                     elif kind == "game_end":

@@ -212,6 +212,34 @@ def test_a_bot_that_answers_with_bare_action_text_plays_without_faults(
     assert result.exit_codes == [0, 0, 0, 0]
 
 
+# Short decisions, no bank: a decision left unanswered costs a second and a half.
+QUICK = GameLimits(decision_ms=1500, bank_ms=0, fault_limit=3, connect_ms=30000)
+ONE_TIMEOUT = {"timeout": 1, "crash": 0, "illegal": 0, "malformed": 0}
+
+
+def test_a_bare_line_bot_that_skips_one_decision_is_charged_one_timeout_not_a_forfeit() -> None:
+    # The bridge kept the skipped request first in line, so every later bare answer went to
+    # it, was ignored as late, and each decision after timed out too: a forfeit.
+    seats = [PY_RANDOM, misbehaving("skip_bare", "1"), PY_RANDOM, PY_RANDOM]
+    with LocalGameMaster(QUICK) as gm:
+        (result,) = gm.play([GameSpec(SHORT, 5, seats, first_dealer=0)], timeout=120)
+        stderr = result.stderr(1)
+    outcome = result.outcome
+    assert outcome.reason == "max_hands", (outcome.detail, stderr)
+    assert outcome.seats[1].faults_by_kind == ONE_TIMEOUT, stderr
+    assert result.exit_codes[1] == 0, stderr
+
+
+def test_a_reply_to_a_request_whose_time_was_up_is_ignored_and_the_bridge_says_so() -> None:
+    seats = [PY_RANDOM, PY_RANDOM, misbehaving("late", "1", "2.5"), PY_RANDOM]
+    with LocalGameMaster(QUICK) as gm:
+        (result,) = gm.play([GameSpec(SHORT, 6, seats, first_dealer=0)], timeout=120)
+        stderr = result.stderr(2)
+    assert result.outcome.reason == "max_hands", (result.outcome.detail, stderr)
+    assert result.outcome.seats[2].faults_by_kind == ONE_TIMEOUT, stderr
+    assert "whose time was up: ignored" in stderr
+
+
 def test_a_bot_that_exits_mid_game_forfeits_and_the_bridge_says_so(
     local_gm: LocalGameMaster,
 ) -> None:

@@ -2,6 +2,8 @@
 """A stdio bot that misbehaves on purpose: `misbehaving_stdio.py MODE [N]` (standard library only).
 
 Modes: garbage (N unreadable lines, then fallbacks), bare (fallbacks as bare text, no JSON),
+skip_bare (as bare, but no answer at all to decision N), late (answer decision N, with its
+request_id, only after sleeping the seconds given third),
 exit (answer N decisions, then exit with code 1), killed (answer N decisions, then die of
 the signal named third, SIGXCPU say, as at a CPU time limit), silent (read, never answer), deaf
 (never read stdin, never answer).
@@ -32,8 +34,13 @@ def main() -> int:
         fallback = msg["legal"]["fallback"]
         if mode == "garbage" and answered < n:
             print("this is not { json", flush=True)
-        elif mode == "bare":
+        elif mode == "bare" or (mode == "skip_bare" and answered != n):
             print(fallback, flush=True)
+        elif mode == "skip_bare":
+            pass
+        elif mode == "late" and answered == n:
+            time.sleep(float(sys.argv[3]))
+            print(json.dumps({"request_id": msg["request_id"], "action": fallback}), flush=True)
         elif mode == "exit" and answered >= n:
             print("misbehaving_stdio: exiting mid-game", file=sys.stderr)
             return 1
