@@ -88,6 +88,7 @@ class StdioBridge:
         self.bot_returncode: int | None = None  # how it ended, if it left early
         self._silent = True  # no line from the bot yet
         self._proc: asyncio.subprocess.Process | None = None
+        self._relay: asyncio.Task[None] | None = None  # forwards the bot's lines
 
     def _say(self, text: str) -> None:
         print(f"[stdio-agent] {text}", file=self.log, flush=True)
@@ -179,12 +180,20 @@ class StdioBridge:
         proc = self._proc
         if proc is None:
             return
-        if proc.stdin is not None:
-            proc.stdin.close()  # after what is still buffered
-        if await self._exit_code(EXIT_GRACE_S) is None:
-            self._say(f"the bot did not exit within {EXIT_GRACE_S:g} s after the game; killing it")
-            proc.kill()
-            await proc.wait()
+        if self._relay is not None:
+            await _cancelled(self._relay)  # its reading must end before the draining begins
+        draining = asyncio.create_task(_discard(proc.stdout))
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()  # after what is still buffered
+            if await self._exit_code(EXIT_GRACE_S) is None:
+                self._say(
+                    f"the bot did not exit within {EXIT_GRACE_S:g} s after the game; killing it"
+                )
+                proc.kill()
+                await proc.wait()
+        finally:
+            draining.cancel()
 
     # ------------------------------------------------------------------------- the seat
 
@@ -228,7 +237,7 @@ class StdioBridge:
             welcomed = False
             try:
                 await call.write(hello)
-                relay = asyncio.create_task(self._relay_replies(call))
+                relay = self._relay = asyncio.create_task(self._relay_replies(call))
                 while (msg := await call.read()) is not grpc.aio.EOF:
                     kind = msg.WhichOneof("kind")
                     welcomed = welcomed or kind == "welcome"
@@ -271,6 +280,21 @@ class StdioBridge:
                 self._say("the game master ended the stream before the game ended")
                 return EXIT_LOST
             return EXIT_BOT if self._died_early else 0
+
+
+async def _discard(stream: asyncio.StreamReader | None) -> None:
+    """Read and drop everything until end of file: a bot blocked writing to a full pipe that
+    no one reads (a long summary after game_end, say) could never exit, and on Python 3.11
+    Process.wait() returns only once its stdout is closed as well."""
+    while stream is not None and await stream.read(MAX_LINE_BYTES):
+        pass
+
+
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` and wait until it has stopped."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def _lines(stream: asyncio.StreamReader) -> AsyncIterator[bytes]:

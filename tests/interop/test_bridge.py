@@ -240,6 +240,18 @@ def test_a_reply_to_a_request_whose_time_was_up_is_ignored_and_the_bridge_says_s
     assert "whose time was up: ignored" in stderr
 
 
+def test_a_bot_that_prints_a_long_summary_after_the_game_exits_and_so_does_its_bridge(
+    local_gm: LocalGameMaster,
+) -> None:
+    # The bridge stopped reading at game_end: the bot, blocked on a full pipe, was killed
+    # 3 s later, and the bridge then waited forever for its unread stdout to close.
+    seats = [PY_RANDOM, PY_RANDOM, PY_RANDOM, misbehaving("summary")]
+    (result,) = local_gm.play([GameSpec(SHORT, 9, seats)], timeout=120)
+    assert result.outcome.reason == "max_hands", result.outcome.detail
+    assert result.exit_codes[3] == 0, result.stderr(3)
+    assert "did not exit" not in result.stderr(3)
+
+
 def test_a_bot_that_exits_mid_game_forfeits_and_the_bridge_says_so(
     local_gm: LocalGameMaster,
 ) -> None:

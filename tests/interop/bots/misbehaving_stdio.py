@@ -3,7 +3,8 @@
 
 Modes: garbage (N unreadable lines, then fallbacks), bare (fallbacks as bare text, no JSON),
 skip_bare (as bare, but no answer at all to decision N), late (answer decision N, with its
-request_id, only after sleeping the seconds given third),
+request_id, only after sleeping the seconds given third), summary (play well, then print a
+line of a megabyte after game_end),
 exit (answer N decisions, then exit with code 1), killed (answer N decisions, then die of
 the signal named third, SIGXCPU say, as at a CPU time limit), silent (read, never answer), deaf
 (never read stdin, never answer).
@@ -28,6 +29,8 @@ def main() -> int:
     for line in sys.stdin:
         msg = json.loads(line)
         if msg["type"] == "game_end":
+            if mode == "summary":  # more than a pipe holds: it waits for the bridge to read it
+                print("summary " + "x" * 1_000_000, flush=True)
             return 0
         if msg["type"] != "decision":
             continue
