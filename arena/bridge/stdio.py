@@ -14,9 +14,10 @@ import asyncio
 import contextlib
 import os
 import sys
+from asyncio import FIRST_COMPLETED
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 import grpc
 
@@ -50,6 +51,9 @@ NOT_FLUSHED = (
     "the bot has not written a line yet: does it flush stdout after each one? (Perl: $| = 1; "
     "C: fflush(stdout); Node and most others: a newline-ended write suffices)"
 )
+# Seconds to read what the bot wrote before it exited, when its stdout stays open after it (a
+# child it started holds it); the lines are in the pipe already.
+LAST_LINES_S = 1.0
 # Errors of a write to a stream or pipe whose other end is gone.
 _STREAM_OVER = (grpc.RpcError, asyncio.InvalidStateError)
 
@@ -88,6 +92,8 @@ class StdioBridge:
         self.bot_returncode: int | None = None  # how it ended, if it left early
         self._silent = True  # no line from the bot yet
         self._proc: asyncio.subprocess.Process | None = None
+        self._bot_exited: asyncio.Future[None] | None = None  # done when the bot process exits
+        self._transport: asyncio.SubprocessTransport | None = None
         self._relay: asyncio.Task[None] | None = None  # forwards the bot's lines
 
     def _say(self, text: str) -> None:
@@ -99,13 +105,18 @@ class StdioBridge:
         env = dict(os.environ)
         env.pop("ARENA_SEAT_TOKEN", None)  # the bridge holds the seat; the bot needs no secret
         env.setdefault("PYTHONUNBUFFERED", "1")  # Python bots that forget to flush still work
-        return await asyncio.create_subprocess_exec(
+        loop = asyncio.get_running_loop()
+        protocol = _BotProtocol(loop)
+        transport, _ = await loop.subprocess_exec(
+            lambda: protocol,
             *self.command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=None,  # passes through: the launcher captures the bridge's stderr
             env=env,
         )
+        self._bot_exited, self._transport = protocol.exited, transport
+        return asyncio.subprocess.Process(transport, protocol, loop)
 
     def _to_bot(self, data: bytes) -> None:
         """Queue bytes for the bot's stdin; never waits (the pipe's buffer takes them)."""
@@ -116,7 +127,28 @@ class StdioBridge:
             stdin.write(data)
 
     async def _relay_replies(self, call: grpc.aio.StreamStreamCall) -> None:
-        """Forward the bot's lines as replies until it closes stdout."""
+        """Forward the bot's lines as replies; if the bot leaves (closes its stdout or exits)
+        before the game ended, end the stream (a forfeit)."""
+        if await self._until_bot_leaves(call) and not self._ended:
+            await self._leave_early(call)
+
+    async def _until_bot_leaves(self, call: grpc.aio.StreamStreamCall) -> bool:
+        """Forward lines until the bot closes its stdout or exits (True) or the stream ends
+        (False). Its exit is watched apart from its stdout: a child it started may hold that
+        open, and then no end of file comes."""
+        assert self._bot_exited is not None
+        forwarding = asyncio.create_task(self._forward_lines(call))
+        try:
+            either: list[asyncio.Future[Any]] = [forwarding, self._bot_exited]
+            await asyncio.wait(either, return_when=FIRST_COMPLETED)
+            if not forwarding.done():  # it exited: read the lines it wrote before
+                await asyncio.wait([forwarding], timeout=LAST_LINES_S)
+            return forwarding.result() if forwarding.done() else True
+        finally:
+            await _cancelled(forwarding)
+
+    async def _forward_lines(self, call: grpc.aio.StreamStreamCall) -> bool:
+        """Forward each line as a reply until end of file (True) or the stream ends (False)."""
         assert self._proc is not None and self._proc.stdout is not None
         async for raw in _lines(self._proc.stdout):
             text = raw.decode("utf-8", "replace").strip()
@@ -136,9 +168,10 @@ class StdioBridge:
             try:
                 await call.write(pb.AgentMessage(reply=reply))
             except _STREAM_OVER:
-                return  # the game is over or the stream broke: the reader says which
-        if self._ended:
-            return
+                return False  # the game is over or the stream broke: the reader says which
+        return True
+
+    async def _leave_early(self, call: grpc.aio.StreamStreamCall) -> None:
         self._died_early = True
         code = await self._exit_code(timeout=1.0)  # stdout closes a moment before the exit
         self.bot_returncode = code
@@ -168,12 +201,14 @@ class StdioBridge:
         self._latest_expired = request_id
 
     async def _exit_code(self, timeout: float) -> int | None:
-        if self._proc is None:
+        """The bot's exit code once it has exited, None if it is still running at ``timeout``."""
+        if self._proc is None or self._bot_exited is None:
             return None
         try:
-            return await asyncio.wait_for(self._proc.wait(), timeout)
+            await asyncio.wait_for(asyncio.shield(self._bot_exited), timeout)
         except TimeoutError:
             return None
+        return self._proc.returncode
 
     async def _stop_bot(self) -> None:
         """After the game: close the bot's stdin, give it a moment to exit, then kill it."""
@@ -191,9 +226,14 @@ class StdioBridge:
                     f"the bot did not exit within {EXIT_GRACE_S:g} s after the game; killing it"
                 )
                 proc.kill()
-                await proc.wait()
+                await self._exit_code(EXIT_GRACE_S)
         finally:
             draining.cancel()
+            # Closed here, on the running loop: left to the garbage collector after the loop
+            # closed (its stdout held open by a child of the bot), it raised "Event loop is
+            # closed" at exit.
+            if self._transport is not None:
+                self._transport.close()
 
     # ------------------------------------------------------------------------- the seat
 
@@ -282,6 +322,21 @@ class StdioBridge:
             return EXIT_BOT if self._died_early else 0
 
 
+class _BotProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """The bot's pipes, and ``exited``, done when the bot process exits: on Python 3.11
+    Process.wait() returns only once its pipes are closed too, which a child the bot started
+    and left running may never do."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=MAX_LINE_BYTES, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
 async def _discard(stream: asyncio.StreamReader | None) -> None:
     """Read and drop everything until end of file: a bot blocked writing to a full pipe that
     no one reads (a long summary after game_end, say) could never exit, and on Python 3.11
@@ -290,7 +345,7 @@ async def _discard(stream: asyncio.StreamReader | None) -> None:
         pass
 
 
-async def _cancelled(task: asyncio.Task[None]) -> None:
+async def _cancelled(task: asyncio.Task[Any]) -> None:
     """Cancel ``task`` and wait until it has stopped."""
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):

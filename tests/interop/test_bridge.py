@@ -270,6 +270,21 @@ def test_a_bot_that_exits_mid_game_forfeits_and_the_bridge_says_so(
     assert result.exit_codes[0] == result.exit_codes[2] == result.exit_codes[3] == 0
 
 
+def test_a_bot_that_exits_while_its_child_holds_its_stdout_forfeits_at_once() -> None:
+    # The bridge watched only for the end of the bot's stdout: it waited on, each decision
+    # timed out, the seat forfeited on timeouts and the bridge exited 0 with a traceback.
+    seats = [PY_RANDOM, PY_RANDOM, PY_RANDOM, misbehaving("fork_exit", "2")]
+    with LocalGameMaster(QUICK) as gm:
+        (result,) = gm.play([GameSpec(SHORT, 10, seats)], timeout=120)
+        stderr = result.stderr(3)
+    outcome = result.outcome
+    assert (outcome.reason, outcome.forfeit_seat) == ("forfeit", 3), stderr
+    assert "crash" in outcome.detail and outcome.seats[3].faults_by_kind["timeout"] == 0
+    assert result.exit_codes[3] == EXIT_BOT, stderr
+    assert "the bot exited with code 0 before the game ended" in stderr
+    assert "Traceback" not in stderr and NOT_FLUSHED not in stderr
+
+
 @pytest.mark.parametrize("how", [signal.SIGXCPU, signal.SIGKILL])
 def test_a_bot_killed_by_a_signal_mid_game_takes_the_bridge_with_it(
     local_gm: LocalGameMaster, how: signal.Signals

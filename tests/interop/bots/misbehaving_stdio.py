@@ -4,7 +4,8 @@
 Modes: garbage (N unreadable lines, then fallbacks), bare (fallbacks as bare text, no JSON),
 skip_bare (as bare, but no answer at all to decision N), late (answer decision N, with its
 request_id, only after sleeping the seconds given third), summary (play well, then print a
-line of a megabyte after game_end),
+line of a megabyte after game_end), fork_exit (answer N decisions, then start a child that
+keeps stdout open for a minute and exit with 0),
 exit (answer N decisions, then exit with code 1), killed (answer N decisions, then die of
 the signal named third, SIGXCPU say, as at a CPU time limit), silent (read, never answer), deaf
 (never read stdin, never answer).
@@ -44,6 +45,10 @@ def main() -> int:
         elif mode == "late" and answered == n:
             time.sleep(float(sys.argv[3]))
             print(json.dumps({"request_id": msg["request_id"], "action": fallback}), flush=True)
+        elif mode == "fork_exit" and answered >= n:
+            if os.fork() == 0:
+                time.sleep(60)
+            os._exit(0)
         elif mode == "exit" and answered >= n:
             print("misbehaving_stdio: exiting mid-game", file=sys.stderr)
             return 1
