@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
 from asyncio import FIRST_COMPLETED
 from collections import deque
@@ -43,6 +44,8 @@ from arena.wire import pb
 EXIT_BOT = 6
 # Seconds the bot has to exit after the game_end line before it is killed.
 EXIT_GRACE_S = 3.0
+# Seconds between SIGTERM and SIGKILL to the bot's process group, as the worker's launcher gives.
+TERM_GRACE_S = 1.0
 # Longest line read from the bot; the rest of a longer line is dropped.
 MAX_LINE_BYTES = 64 * 1024
 # Said at a timeout while the bot has written nothing: the usual cause, outside Python (whose
@@ -114,6 +117,7 @@ class StdioBridge:
             stdout=asyncio.subprocess.PIPE,
             stderr=None,  # passes through: the launcher captures the bridge's stderr
             env=env,
+            start_new_session=True,  # its own process group: ended with all it starts
         )
         self._bot_exited, self._transport = protocol.exited, transport
         return asyncio.subprocess.Process(transport, protocol, loop)
@@ -225,8 +229,8 @@ class StdioBridge:
                 self._say(
                     f"the bot did not exit within {EXIT_GRACE_S:g} s after the game; killing it"
                 )
-                proc.kill()
-                await self._exit_code(EXIT_GRACE_S)
+            await self._end_process_group()  # what the bot started may run on without it
+            await self._exit_code(EXIT_GRACE_S)
         finally:
             draining.cancel()
             # Closed here, on the running loop: left to the garbage collector after the loop
@@ -234,6 +238,25 @@ class StdioBridge:
             # closed" at exit.
             if self._transport is not None:
                 self._transport.close()
+
+    async def _end_process_group(self) -> None:
+        """End the bot and everything it started (its process group): SIGTERM, a second of
+        grace, then SIGKILL, as the worker's launcher does. Neither a launcher's kill of the
+        bridge's own group reaches them, nor is there one when the bridge is run by hand."""
+        assert self._proc is not None
+        group = self._proc.pid  # a session of its own: the group's id is the bot's pid
+        if not _signal_group(group, signal.SIGTERM):
+            return  # nothing of it is left
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + TERM_GRACE_S
+        while _signal_group(group, 0) and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        _signal_group(group, signal.SIGKILL)
+
+    def kill_bot_group(self) -> None:
+        """SIGKILL the bot's process group at once, if the bot was started."""
+        if self._proc is not None:
+            _signal_group(self._proc.pid, signal.SIGKILL)
 
     # ------------------------------------------------------------------------- the seat
 
@@ -337,6 +360,15 @@ class _BotProtocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.exited.set_result(None)
 
 
+def _signal_group(group: int, signum: int) -> bool:
+    """Send ``signum`` to a process group; False if no process of it is left."""
+    try:
+        os.killpg(group, signum)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
 async def _discard(stream: asyncio.StreamReader | None) -> None:
     """Read and drop everything until end of file: a bot blocked writing to a full pipe that
     no one reads (a long summary after game_end, say) could never exit, and on Python 3.11
@@ -380,9 +412,24 @@ def run_from_env(command: Sequence[str], *, events: bool = True, agent_name: str
         print("ARENA_SEAT_TOKEN is not set: the platform starts agents with it", file=sys.stderr)
         return 2
     bridge = StdioBridge(command, events=events, agent_name=agent_name)
+    _end_bot_with_the_bridge(bridge)
     code = bridge.run(address, token)
     if code == EXIT_BOT and bridge.bot_returncode:
         # Ended as the bot did, so the platform's verdict is the bot's own: its exit code,
         # its crash, the CPU time limit that killed it (the limits apply to each process).
         return end_like(bridge.bot_returncode)
     return code
+
+
+def _end_bot_with_the_bridge(bridge: StdioBridge) -> None:
+    """Stopped by SIGTERM or SIGHUP (a launcher ending the bridge's process group, a closed
+    terminal), the bridge first kills the bot's group, which is not the bridge's, then dies
+    of the signal as it would have without this handler."""
+
+    def die_with_the_bot(signum: int, _frame: object) -> None:
+        bridge.kill_bot_group()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, die_with_the_bot)

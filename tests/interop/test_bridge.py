@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import signal
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +19,7 @@ from arena.gamemaster.policy import GameLimits
 from arena.local_match import GameSpec, LocalGameMaster, SeatSpec
 from arena.verify import verify_text
 from arena.wire import pb
-from tests.interop.agents import PY_GREEDY, PY_RANDOM, bridge, misbehaving
+from tests.interop.agents import BOTS, PY, PY_GREEDY, PY_RANDOM, bridge, misbehaving
 
 SHORT = {"name": "standard", "max_hands": 1}
 
@@ -322,3 +327,41 @@ def test_a_bot_command_that_cannot_start_ends_the_game_early(local_gm: LocalGame
     assert result.outcome.detail == detail
     assert result.exit_codes[1] == EXIT_BOT
     assert "cannot start the bot" in result.stderr(1)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its parent does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_bridge_run_on_its_own_ends_what_its_bot_started(tmp_path: Path) -> None:
+    # Only a launcher's kill of the bridge's process group ended the bot's children: a bridge
+    # run by hand left them running.
+    pid_file = tmp_path / "child.pid"
+    seats = [
+        *[PY_RANDOM.argv] * 3,
+        bridge(PY, str(BOTS / "misbehaving_stdio.py"), "forking", str(pid_file)),
+    ]
+    procs: list[subprocess.Popen[bytes]] = []
+    with LocalGameMaster(QUICK) as gm:
+        game = gm.client.open_game(SHORT, 11)
+        try:
+            for argv, token in zip(seats, game.tokens, strict=True):
+                env = dict(os.environ, ARENA_GAME_MASTER=gm.address, ARENA_SEAT_TOKEN=token)
+                procs.append(subprocess.Popen(argv, env=env, start_new_session=True))
+            assert gm.client.await_game(game.game_id, 120).reason == "max_hands"
+            assert procs[3].wait(30) == 0
+            child = int(pid_file.read_text())
+            deadline = time.monotonic() + 5  # the bridge signals before it exits; a margin
+            while _running(child) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not _running(child), "the bot's child outlived the bridge"
+        finally:
+            for proc in procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()

@@ -5,7 +5,8 @@ Modes: garbage (N unreadable lines, then fallbacks), bare (fallbacks as bare tex
 skip_bare (as bare, but no answer at all to decision N), late (answer decision N, with its
 request_id, only after sleeping the seconds given third), summary (play well, then print a
 line of a megabyte after game_end), fork_exit (answer N decisions, then start a child that
-keeps stdout open for a minute and exit with 0),
+keeps stdout open for a minute and exit with 0), forking (start a child that writes its pid to
+the file named second and sleeps for a minute, then play well and exit at game_end),
 exit (answer N decisions, then exit with code 1), killed (answer N decisions, then die of
 the signal named third, SIGXCPU say, as at a CPU time limit), silent (read, never answer), deaf
 (never read stdin, never answer).
@@ -22,7 +23,12 @@ import time
 
 def main() -> int:
     mode = sys.argv[1]
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+    if mode == "forking" and os.fork() == 0:
+        with open(sys.argv[2], "w") as pid_file:
+            pid_file.write(str(os.getpid()))
+        time.sleep(60)
+        return 0
+    n = int(sys.argv[2]) if len(sys.argv) > 2 and mode != "forking" else 2
     if mode == "deaf":
         time.sleep(3600)
         return 0
