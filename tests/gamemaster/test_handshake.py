@@ -6,6 +6,7 @@ import os
 import queue
 import subprocess
 import sys
+import time
 
 import grpc
 import pytest
@@ -109,9 +110,16 @@ def test_a_token_presented_again_marks_its_seat_contested_in_the_record(
 def test_the_log_shows_an_agents_name_as_a_literal(gm, open_game, caplog) -> None:
     # A line break in it forged a log line of the bot's choosing; an escape recoloured the rest.
     name = "evil\n05:50:00 [1] runner.jobs: fake\x1b[31m"
+
+    def connected() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "connected" in r.getMessage()]
+
     with caplog.at_level("INFO", logger="arena.gamemaster.server"):
         HeldSeat(gm.address, open_game.tokens[0], name).close()
-    [line] = [r.getMessage() for r in caplog.records if "connected" in r.getMessage()]
+        deadline = time.monotonic() + 10  # logged by the server's thread, after the Welcome
+        while not connected() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    [line] = connected()
     assert line.endswith("seat 0 connected ('evil\\n05:50:00 [1] runner.jobs: fake\\x1b[31m')")
 
 
