@@ -50,26 +50,33 @@ def main() -> int:
     parser.add_argument("--agents", type=int, default=30, help="agents started each way")
     args = parser.parse_args()
     with LocalGameMaster() as gm:
-        forkserver = ForkServer()
+        isolated, shared = ForkServer(), ForkServer(pid_namespaces=False)
         rows = {}
-        for _ in range(2):  # alternate, so a burst of load hits both ways alike
+        for _ in range(2):  # alternate, so a burst of load hits every way alike
             for name, launcher in (
-                ("forked", ProcessLauncher(forkserver=forkserver)),
+                ("forked", ProcessLauncher(forkserver=isolated)),
+                ("forked, no namespace", ProcessLauncher(forkserver=shared)),
                 ("spawned", ProcessLauncher()),
             ):
                 cpu, wall = measure(launcher, gm.address, args.agents // 2)
                 old = rows.get(name, (0.0, 0.0))
                 rows[name] = (old[0] + cpu / 2, old[1] + wall / 2)
-        forkserver.control.close()
-        forkserver.process.wait(timeout=10)
+        for server in (isolated, shared):
+            server.control.close()
+            server.process.wait(timeout=10)
     print(f"Python agent start-up (greedy bot via the SDK, hello refused), {args.agents} each")
+    print("  (forked: in a PID namespace of its own where this process may make one, as root)")
     for name, (cpu, wall) in rows.items():
         print(
-            f"  {name:<8} CPU {1000 * cpu:6.1f} ms per agent, launch to exit {1000 * wall:6.1f} ms"
+            f"  {name:<20} CPU {1000 * cpu:6.1f} ms per agent, launch to exit {1000 * wall:6.1f} ms"
         )
-    forked, spawned = rows["forked"], rows["spawned"]
+    forked, bare, spawned = rows["forked"], rows["forked, no namespace"], rows["spawned"]
     print(
         f"  spawned / forked: CPU {spawned[0] / forked[0]:.1f}x, wall {spawned[1] / forked[1]:.1f}x"
+    )
+    print(
+        f"  forked / forked without a namespace: CPU {forked[0] / bare[0]:.2f}x, "
+        f"wall {forked[1] / bare[1]:.2f}x"
     )
     return 0
 

@@ -24,8 +24,18 @@ AGENTS = Path(__file__).parent / "agents"
 TOKEN = "seat-token-fedcba9876543210"
 
 
+@pytest.fixture(params=[True, False], ids=["own-pid-namespaces", "host-process-table"])
+def server(request: pytest.FixtureRequest) -> Iterator[ForkServer]:
+    """A fork server each way: agents in PID namespaces of their own (where this process may
+    make them), and in the host's process table, as where it may not."""
+    forkserver = ForkServer(pid_namespaces=request.param)
+    yield forkserver
+    forkserver.control.close()
+    forkserver.process.wait(timeout=10)
+
+
 @pytest.fixture
-def server() -> Iterator[ForkServer]:
+def isolating() -> Iterator[ForkServer]:
     forkserver = ForkServer()
     yield forkserver
     forkserver.control.close()
@@ -211,8 +221,9 @@ _AS_ROOT = pytest.mark.skipif(
 
 @_AS_ROOT
 def test_an_agent_sees_only_its_own_processes(
-    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+    isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
 ) -> None:
+    server = isolating
     # Not the worker's environment (database URL, admin token), nor the other agents' (seat
     # tokens), nor anything to signal: a PID namespace of its own, with its own /proc.
     (tmp_path / "bot.py").write_text(
@@ -229,8 +240,9 @@ def test_an_agent_sees_only_its_own_processes(
 
 @_AS_ROOT
 def test_what_an_agent_left_behind_ends_with_it_while_other_agents_play(
-    server: ForkServer, started: list[RunningAgent], tmp_path: Path
+    isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
 ) -> None:
+    server = isolating
     # The fork server ends adopted strays only once no agent runs: a double-forked sleeper
     # deaf to SIGTERM outlived its game into the mirrored game of the set, with the same deals.
     (tmp_path / "bot.py").write_text(

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.launch import pidns
 from runner.launch.capture import StderrCapture
 from runner.launch.process import RUNTIME_LANG, SYSTEM_PATH, RunningAgent
 from runner.launch.spec import AgentLimits, LaunchError
@@ -79,11 +80,16 @@ class ForkServer:
     own pipe, so callers never read each other's replies.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, pid_namespaces: bool = True) -> None:
+        """`pid_namespaces=False` runs agents in the host's process table even where the fork
+        server could give each its own (bench/agent_start.py measures what they cost)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        argv = [sys.executable, "-m", "runner.launch.zygote", str(theirs.fileno())]
+        if not pid_namespaces:
+            argv.append(pidns.OFF)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "runner.launch.zygote", str(theirs.fileno())],
+                argv,
                 pass_fds=[theirs.fileno()],
                 # Like an agent's: nothing of the worker's environment reaches bots through it.
                 env={

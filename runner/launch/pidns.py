@@ -39,6 +39,8 @@ _CLONE_NEWPID = 0x20000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x2, 0x4, 0x8
 _MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 _PR_SET_PDEATHSIG = 1
+# The fork server's option that leaves its agents in the host's process table.
+OFF = "--no-pid-namespaces"
 
 
 def available() -> bool:

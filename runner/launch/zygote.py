@@ -20,7 +20,7 @@ sits in this process's memory, where every later child would inherit it. The par
 signal can never reach a process group that reused the number.
 
 When the last holder of the socket goes away (its worker) it kills every agent's group and
-exits. Run as `python -m runner.launch.zygote FD`, FD being its socket end.
+exits. Run as `python -m runner.launch.zygote FD [--no-pid-namespaces]`, FD being its socket end.
 """
 
 from __future__ import annotations
@@ -279,7 +279,8 @@ def main() -> int:
     # The garbage collector writes to every object it visits: keep it off what is shared.
     gc.freeze()
     _become_subreaper()
-    if not pidns.available():
+    isolate = pidns.OFF not in sys.argv[2:]
+    if isolate and not pidns.available():
         sys.stderr.write(
             "arena fork server: cannot give agents a PID namespace of their own (that needs "
             "root or CAP_SYS_ADMIN): process bots see the host's processes "
@@ -287,7 +288,8 @@ def main() -> int:
         )
     task = Zygote(control).serve()
     if task is not None:  # in a forked child
-        pidns.enter()
+        if isolate:
+            pidns.enter()
         exit_like_python(task)
     return 0
 
