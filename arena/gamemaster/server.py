@@ -46,7 +46,8 @@ DEFAULT_MAX_GAMES = 2000
 # How long an ended game's result stays available to AwaitGame, and how many are kept.
 RETAIN_S = 3600.0
 RETAIN_MAX = 1000
-_GAME_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+# Matched whole (fullmatch): `$` also matches before a final line break.
+_GAME_ID = re.compile(r"[A-Za-z0-9._-]{1,100}")
 ABORTED_BY_PLATFORM = "aborted by the platform (AbortGame)"
 
 T = TypeVar("T")
@@ -200,7 +201,7 @@ class GameMasterService:
         if agents and (len(agents) != 4 or any(len(a) > 200 for a in agents)):
             raise Refused(Refusal.BAD_REQUEST, "agents: give 4 names (seats 0..3), or none")
         game_id = request.game_id or uuid.uuid4().hex
-        if not _GAME_ID.match(game_id):
+        if not _GAME_ID.fullmatch(game_id):
             raise Refused(Refusal.BAD_REQUEST, f"bad game id {game_id!r}: use [A-Za-z0-9._-]")
         if game_id in self.games:
             raise Refused(Refusal.GAME_EXISTS, f"game {game_id} already exists")

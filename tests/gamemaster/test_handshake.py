@@ -180,6 +180,14 @@ def test_bad_open_game_requests_are_invalid_argument(client: GameMasterClient) -
         assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT, kwargs
 
 
+def test_a_game_id_ending_in_a_line_break_is_refused(client: GameMasterClient) -> None:
+    # `$` matches before a final line break: "newline-id\n" was accepted as a game id.
+    with pytest.raises(grpc.RpcError) as caught:
+        client.open_game("standard", game_id="newline-id\n", limits={"connect_ms": 200})
+    assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert "bad game id 'newline-id\\n'" in caught.value.details()
+
+
 def test_a_game_id_in_use_is_already_exists(client: GameMasterClient) -> None:
     client.open_game("standard", game_id="fixed-id-1", limits={"connect_ms": 200})
     with pytest.raises(grpc.RpcError) as caught:
