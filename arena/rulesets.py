@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NoReturn
 
 from arena.errors import ArenaError, BadRuleset, UnknownRuleset
 
@@ -43,6 +43,10 @@ STANDARD_POINTS = {
     "JO": 15,
 }
 TOTAL_POINTS = 63
+# A custom ruleset's game length: the standard's 250 and 100 with plenty of room either way,
+# short of games that would run for hours (every hand scores at most 63).
+MAX_TARGET = 10_000
+MAX_HANDS = 1_000
 
 
 @dataclass(frozen=True)
@@ -66,36 +70,38 @@ class Ruleset:
     two_scores_for: TwoScoresFor = TwoScoresFor.PLAYER
 
     def __post_init__(self) -> None:
-        if not isinstance(self.points, MappingProxyType):
-            object.__setattr__(self, "points", MappingProxyType(dict(self.points)))
+        # Type and range first: a custom ruleset is JSON from a user, and the checks below and
+        # the engine take each parameter to be what its annotation says.
+        if not isinstance(self.name, str):
+            _refuse("name", self.name, "text (a ruleset's name)")
+        for flag in ("joker", "dealer_picks", "out_of_trumps", "first_lead_trump"):
+            if not isinstance(getattr(self, flag), bool):
+                _refuse(flag, getattr(self, flag), "true or false")
+        _check_whole("min_bid", self.min_bid, 1, TOTAL_POINTS)
+        if self.dealer_default is not None:
+            _check_whole("dealer_default", self.dealer_default, 1, TOTAL_POINTS, "or null")
+        _check_whole("target", self.target, 1, MAX_TARGET)
+        _check_whole("max_hands", self.max_hands, 1, MAX_HANDS)
+        object.__setattr__(self, "points", MappingProxyType(_checked_points(self.points)))
         for name, enum in (
             ("redeal", Redeal),
             ("dirt_follow", DirtFollow),
             ("two_scores_for", TwoScoresFor),
         ):
             value = getattr(self, name)
-            try:
-                object.__setattr__(self, name, enum(value))
-            except ValueError:
-                allowed = ", ".join(repr(m.value) for m in enum)
-                raise BadRuleset(f"{name} must be one of {allowed}, not {value!r}") from None
+            if not isinstance(value, str) or value not in {m.value for m in enum}:
+                _refuse(name, value, "one of " + ", ".join(f'"{m.value}"' for m in enum))
+            object.__setattr__(self, name, enum(value))
         self._check()
 
     def _check(self) -> None:
-        unknown = set(self.points) - set(POINT_KEYS)
-        if unknown:
-            raise BadRuleset(f"unknown point keys {sorted(unknown)}; use {list(POINT_KEYS)}")
         total = sum(v for k, v in self.points.items() if k != "JO" or self.joker)
         if total != TOTAL_POINTS:
-            raise BadRuleset(f"trump points must add up to {TOTAL_POINTS}, these add up to {total}")
-        if not 1 <= self.min_bid <= TOTAL_POINTS:
-            raise BadRuleset(f"min_bid must be between 1 and 63, not {self.min_bid}")
-        if self.dealer_default is not None and not 1 <= self.dealer_default <= TOTAL_POINTS:
-            raise BadRuleset(f"dealer_default must be between 1 and 63, not {self.dealer_default}")
-        if self.target < 1 or self.max_hands < 1:
-            raise BadRuleset("target and max_hands must be positive")
+            raise BadRuleset(
+                f"ruleset: trump points must add up to {TOTAL_POINTS}, these add up to {total}"
+            )
         if self.redeal is Redeal.DRAW4 and not self.dealer_picks:
-            raise BadRuleset("dealer_picks false only applies to the refill re-deal")
+            raise BadRuleset("ruleset: dealer_picks false only applies to the refill re-deal")
 
     def __hash__(self) -> int:  # the points mapping is not hashable by itself
         return hash(repr(self.parameters()))
@@ -121,8 +127,44 @@ class Ruleset:
         unknown = sorted(set(params) - names)
         if unknown:
             raise BadRuleset(f"unknown ruleset parameters {unknown}; known: {sorted(names)}")
-        base = RULESETS.get(params.get("name", ""), STANDARD)
-        return dataclasses.replace(base, **params)
+        name = params.get("name", STANDARD.name)
+        if not isinstance(name, str) or name not in RULESETS:
+            _refuse("name", name, "one of " + ", ".join(RULESETS) + " (the ruleset it changes)")
+        return dataclasses.replace(RULESETS[name], **params)
+
+
+def _refuse(name: str, value: object, allowed: str) -> NoReturn:
+    raise BadRuleset(f"ruleset: {name} must be {allowed}, not {_shown(value)}")
+
+
+def _check_whole(name: str, value: object, low: int, high: int, also: str = "") -> None:
+    # bool is an int to Python, and 40.0 a float; JSON writes neither as a whole number.
+    if type(value) is not int or not low <= value <= high:
+        _refuse(name, value, f"a whole number from {low} to {high}" + (f" {also}" if also else ""))
+
+
+def _checked_points(points: object) -> dict[str, int]:
+    if not isinstance(points, Mapping):
+        _refuse("points", points, f"an object of trump points by card ({', '.join(POINT_KEYS)})")
+    unknown = sorted(str(k) for k in points if k not in POINT_KEYS)
+    if unknown:
+        raise BadRuleset(f"ruleset: unknown point keys {unknown}; use {list(POINT_KEYS)}")
+    for key, value in points.items():
+        _check_whole(f"points.{key}", value, 0, TOTAL_POINTS)
+    return dict(points)
+
+
+def _shown(value: object) -> str:
+    """A value as the JSON it came from (null, true, "x"), cut short."""
+    try:
+        return _cut(json.dumps(value))
+    except (TypeError, ValueError, RecursionError):
+        return type(value).__name__
+
+
+def _cut(text: str, longest: int = 60) -> str:
+    # User input, in a one-line message: a ruleset may be kilobytes of nested JSON.
+    return text if len(text) <= longest else text[: longest - 1] + "…"
 
 
 STANDARD = Ruleset()
@@ -159,23 +201,38 @@ def get_ruleset(name: str) -> Ruleset:
         ) from None
 
 
+def ruleset_parameters(text: str) -> dict[str, Any]:
+    """The JSON object of a custom ruleset's parameters (BadRuleset if the text is none)."""
+    try:
+        params = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to parse
+        raise BadRuleset(f"ruleset {_cut(text)!r} is not valid JSON: {exc}") from None
+    if not isinstance(params, dict):
+        raise BadRuleset(f"ruleset {_cut(text)!r} must be a JSON object of parameters")
+    return params
+
+
+def parse_ruleset(text: str) -> Ruleset:
+    """The ruleset given by name or as a JSON object of parameters (as `--ruleset` takes it),
+    checked as the one place a ruleset enters the arena: UnknownRuleset or BadRuleset name the
+    problem."""
+    if not text.lstrip().startswith("{"):
+        return get_ruleset(text)  # UnknownRuleset names the choices
+    return Ruleset.from_parameters(ruleset_parameters(text))
+
+
 def ruleset_key(text: str) -> str:
     """The one spelling of a ruleset given by name or as JSON parameters (as `--ruleset` takes
     it): the name of a named ruleset, else compact JSON with sorted keys of its name and the
     parameters that differ from that named one's. Tournaments store it, so the same rules
     written two ways are one ruleset, rated as one pool."""
-    if not text.lstrip().startswith("{"):
-        return get_ruleset(text).name  # UnknownRuleset names the choices
-    try:
-        params = json.loads(text)
-    except ValueError as exc:
-        raise BadRuleset(f"ruleset {text!r} is not valid JSON: {exc}") from None
-    if not isinstance(params, dict):
-        raise BadRuleset(f"ruleset {text!r} must be a JSON object of parameters")
-    ruleset = Ruleset.from_parameters(params)  # BadRuleset names the problem
-    base = RULESETS.get(ruleset.name, STANDARD).parameters()
+    return _key(parse_ruleset(text))
+
+
+def _key(ruleset: Ruleset) -> str:
+    base = RULESETS[ruleset.name].parameters()
     changed = {k: v for k, v in ruleset.parameters().items() if v != base[k] and k != "name"}
-    if not changed and ruleset.name in RULESETS:
+    if not changed:
         return ruleset.name
     return json.dumps({"name": ruleset.name, **changed}, sort_keys=True, separators=(",", ":"))
 

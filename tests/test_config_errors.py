@@ -30,6 +30,9 @@ def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
     )
 
 
+MIN_BID_40_5 = "ruleset: min_bid must be a whole number from 1 to 63, not 40.5"
+
+
 @pytest.mark.parametrize(
     ("env", "args", "expected"),
     [
@@ -59,6 +62,14 @@ def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
         ({}, ["worker", "--count", "0"], "argument --count: must be at least 1, not 0"),
         ({}, ["scheduler", "--ruleset", "nosuch"], "unknown ruleset 'nosuch'; choose one of"),
         ({}, ["scheduler", "--sets", "0"], "argument --sets: must be at least 1, not 0"),
+        # accepted, and then every set failed with a game master's internal error
+        ({}, ["tournament", "create", "--ruleset", '{"min_bid":40.5}'], MIN_BID_40_5),
+        ({}, ["match", "a", "b", "--ruleset", '{"min_bid":40.5}'], MIN_BID_40_5),
+        ({}, ["scheduler", "--ruleset", '{"min_bid":40.5}'], MIN_BID_40_5),
+        # TypeError tracebacks; the demo's only once every process had started
+        ({}, ["tournament", "create", "--ruleset", '{"points":null}'], "points must be an"),
+        ({}, ["demo", "--ruleset", '{"max_hands":"x"}'], "max_hands must be a whole number"),
+        ({}, ["play", "--ruleset", '{"points":{"A":"x"}}'], "points.A must be a whole number"),
         ({}, ["tournament", "create", "--sets", "-3"], "argument --sets: must be at least 1"),
         ({}, ["match", "a", "b", "--sets", "x"], "argument --sets: 'x' is not a whole number"),
         # Numbers that no arena could honour: refused, not stored or started (one worker was
@@ -208,3 +219,10 @@ def test_something_other_than_redis_at_the_redis_url_is_one_line(tmp_path: Path)
     assert done.returncode == 2, done.stderr
     assert f"Redis at {url} refused the connection (Protocol Error: " in done.stderr
     assert "check ARENA_REDIS_URL" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_ratings_of_a_ruleset_that_is_none_is_no_traceback(tmp_path: Path) -> None:
+    # Such a ruleset may be one an older arena stored as written: looked up as typed.
+    done = _arena(tmp_path, "ratings", "--ruleset", '{"points":null}')
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.startswith("no rated games under ruleset '{\"points\":null}' yet")

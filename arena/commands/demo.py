@@ -67,10 +67,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _run_demo(args: argparse.Namespace) -> int:
     from arena.config import data_dir, database_url, env
+    from arena.rulesets import ruleset_key
     from arena.storage import open_database
     from runner import redis_conn
     from runner.stack import Stack
 
+    ruleset_key(args.ruleset)  # a bad one is refused now, not once every process has started
     home = data_dir()
     _say(f"data directory {home}")
     _say(f"database {_hide(database_url())}")

@@ -132,11 +132,12 @@ def _rulesets(args: argparse.Namespace) -> int:
 def _play(args: argparse.Namespace) -> int:
     from arena.play import play_game
     from arena.record import game_record
+    from arena.rulesets import parse_ruleset
     from arena.summary import print_game, print_side_by_side
     from sample_agents import builtin_players
 
     _check_paths(args)
-    ruleset = _ruleset_arg(args.ruleset)
+    ruleset = parse_ruleset(args.ruleset)
     known = builtin_players()
     if args.seat is not None:
         if args.players is not None:
@@ -179,22 +180,6 @@ def _check_paths(args: argparse.Namespace) -> None:
             raise ArenaError(f"--output {args.output}: no directory {args.output.parent}")
     if args.agent_logs is not None and args.agent_logs.exists() and not args.agent_logs.is_dir():
         raise ArenaError(f"--agent-logs {args.agent_logs} is a file; give a directory")
-
-
-def _ruleset_arg(text: str) -> Ruleset:
-    import json
-
-    from arena.rulesets import Ruleset, get_ruleset
-
-    if not text.lstrip().startswith("{"):
-        return get_ruleset(text)
-    try:
-        params = json.loads(text)
-    except ValueError as exc:
-        raise ArenaError(f"--ruleset: not a JSON object: {exc}") from None
-    if not isinstance(params, dict):
-        raise ArenaError("--ruleset: give a name or a JSON object of parameters")
-    return Ruleset.from_parameters(params)
 
 
 def _play_processes(

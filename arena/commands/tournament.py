@@ -115,7 +115,6 @@ def _create(args: argparse.Namespace) -> int:
             return enqueue_game_sets(queue, ids)
 
     with _open() as db:
-        _warn_of_bots_that_cannot_start(db, bots)
         tournament = create_tournament(
             db,
             format=args.format,
@@ -127,6 +126,7 @@ def _create(args: argparse.Namespace) -> int:
             exclusive=args.exclusive,
             enqueue=enqueue,
         )
+        _warn_of_bots_that_cannot_start(db, bots)
     queued = "stored" if args.no_enqueue else "queued"
     print(
         f"tournament {tournament.id}: {tournament.format}, {tournament.planned_sets} game sets "

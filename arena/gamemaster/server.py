@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import logging
 import re
 import signal
@@ -32,7 +31,7 @@ from arena.gamemaster.policy import DETAIL_MAX_CHARS, MAX_AGENT_MESSAGE_BYTES, G
 from arena.gamemaster.session import GameSession
 from arena.gamemaster.status import SHUTTING_DOWN, Refusal, Refused
 from arena.gamemaster.tokens import SeatTokens, TokenUsed
-from arena.rulesets import Ruleset, get_ruleset
+from arena.rulesets import Ruleset, get_ruleset, ruleset_parameters
 from arena.wire import pb
 
 log = logging.getLogger(__name__)
@@ -353,17 +352,17 @@ class GameMasterService:
 
 
 def _ruleset(request: pb.OpenGameRequest) -> Ruleset:
+    # No limit on the stored form's length (parse_ruleset's): ruleset_json is every parameter,
+    # as a client such as runner/ sends it, and a game master stores nothing.
     try:
         if request.ruleset_json:
-            params = json.loads(request.ruleset_json)
-            if not isinstance(params, dict):
-                raise ValueError("ruleset_json must be a JSON object")
+            params = ruleset_parameters(request.ruleset_json)
             if request.ruleset and "name" not in params:
                 params["name"] = request.ruleset
             return Ruleset.from_parameters(params)
         return get_ruleset(request.ruleset or "standard")
-    except (ArenaError, ValueError, TypeError) as exc:
-        raise Refused(Refusal.BAD_REQUEST, f"bad ruleset: {exc}") from None
+    except ArenaError as exc:  # each names the parameter, the value and what is allowed
+        raise Refused(Refusal.BAD_REQUEST, str(exc)) from None
 
 
 def _unknown_game(game_id: str) -> Refused:

@@ -576,3 +576,19 @@ def test_a_damaged_stored_record_is_said_to_be_damaged(tmp_path: Path) -> None:
             ), path
     finally:
         app.extensions["arena_database"].dispose()
+
+
+NESTED_3000_DEEP = "{" + '"a":{' * 3000 + "}" * 3001
+
+
+@pytest.mark.parametrize("path", ["/", "/api/leaderboard", "/bots/greedy", "/api/bots/greedy"])
+@pytest.mark.parametrize(
+    "ruleset", ['{"points":null}', '{"points":[1,2]}', '{"max_hands":"x"}', NESTED_3000_DEEP]
+)
+def test_a_ruleset_that_is_no_ruleset_is_a_404_not_a_500(
+    client: FlaskClient, path: str, ruleset: str
+) -> None:
+    # A TypeError (or RecursionError) in reading the ruleset was an HTTP 500.
+    response = client.get(f"{path}?ruleset={quote(ruleset)}")
+    assert response.status_code == 404, response.get_data(as_text=True)[:300]
+    assert "the rulesets are standard, wiki-2010" in response.get_data(as_text=True)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
+import re
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from arena.game import Game, seeded_deal
 from arena.rulesets import (
     RULESETS,
     STANDARD,
+    STANDARD_POINTS,
     DirtFollow,
     Redeal,
     Ruleset,
@@ -135,6 +138,7 @@ def test_unknown_ruleset_names_the_name(name: str) -> None:
         {"dirt_follow": "colour"},
         {"two_scores_for": "nobody"},
         {"redeal": Redeal.DRAW4, "dealer_picks": False},
+        {"name": 5},
     ],
 )
 def test_bad_custom_rulesets_are_refused(changes: dict[str, Any]) -> None:
@@ -227,7 +231,6 @@ def test_custom_deal_provider_is_used_as_given() -> None:
             '{"name": "standard", "target": 250, "max_hands": 3}',
             '{"max_hands":3,"name":"standard"}',
         ),
-        ('{"name": "mine", "max_hands": 3}', '{"max_hands":3,"name":"mine"}'),
     ],
 )
 def test_a_ruleset_has_one_spelling_however_it_is_written(given: str, key: str) -> None:
@@ -250,6 +253,10 @@ def _rules(text: str) -> Ruleset:
         ('{"name": "standard"', "is not valid JSON"),
         ("[1]", "unknown ruleset"),
         ('{"max_hand": 3}', "unknown ruleset parameters \\['max_hand'\\]"),
+        # a name that is no base made a new rating pool of standard's rules
+        ('{"name": "mine", "max_hands": 3}', 'name must be one of standard, .*, not "mine"'),
+        ('{"name": 5}', "name must be one of standard, wiki-2010, .*, not 5$"),
+        ("{" + '"a":{' * 3000 + "}" * 3001, "is not valid JSON: maximum recursion depth"),
     ],
 )
 def test_a_ruleset_that_is_none_says_why(given: str, error: str) -> None:
@@ -257,3 +264,60 @@ def test_a_ruleset_that_is_none_says_why(given: str, error: str) -> None:
 
     with pytest.raises(ArenaError, match=error):
         ruleset_key(given)
+
+
+# Each parameter refused for its type or range, with the one-line message naming it, the value
+# as given (in JSON) and what is allowed. Before, Python's own errors escaped (TypeError on 40.5,
+# None, [1, 2]) or nonsense played ("no" as a true joker, 1.5 hands, 2.7 points to win).
+WHOLE_1_63 = "a whole number from 1 to 63"
+POINTS_OBJECT = re.escape("an object of trump points by card (A, K, J, T, 9, 5, O, 3, 2, JO)")
+REFUSED_PARAMETERS: list[tuple[dict[str, Any], str]] = [
+    ({"min_bid": 40.5}, f"min_bid must be {WHOLE_1_63}, not 40.5"),
+    ({"min_bid": 40.0}, f"min_bid must be {WHOLE_1_63}, not 40.0"),
+    ({"min_bid": True}, f"min_bid must be {WHOLE_1_63}, not true"),
+    ({"min_bid": "40"}, f'min_bid must be {WHOLE_1_63}, not "40"'),
+    ({"min_bid": 0}, f"min_bid must be {WHOLE_1_63}, not 0"),
+    ({"min_bid": 64}, f"min_bid must be {WHOLE_1_63}, not 64"),
+    ({"dealer_default": 25.5}, f"dealer_default must be {WHOLE_1_63} or null, not 25.5"),
+    ({"dealer_default": False}, f"dealer_default must be {WHOLE_1_63} or null, not false"),
+    ({"target": float("inf")}, "target must be a whole number from 1 to 10000, not Infinity"),
+    ({"target": 2.7}, "target must be a whole number from 1 to 10000, not 2.7"),
+    ({"target": 10**400}, "target must be a whole number from 1 to 10000, not 1000000"),
+    ({"max_hands": 1.5}, "max_hands must be a whole number from 1 to 1000, not 1.5"),
+    ({"max_hands": "x"}, 'max_hands must be a whole number from 1 to 1000, not "x"'),
+    ({"max_hands": 1001}, "max_hands must be a whole number from 1 to 1000, not 1001"),
+    ({"joker": "no"}, 'joker must be true or false, not "no"'),
+    ({"joker": 0}, "joker must be true or false, not 0"),
+    ({"dealer_picks": None}, "dealer_picks must be true or false, not null"),
+    ({"out_of_trumps": "false"}, 'out_of_trumps must be true or false, not "false"'),
+    ({"first_lead_trump": 1}, "first_lead_trump must be true or false, not 1"),
+    ({"points": None}, f"points must be {POINTS_OBJECT}, not null"),
+    ({"points": [1, 2]}, f"points must be {POINTS_OBJECT}, not \\[1, 2\\]"),
+    ({"points": {"A": "x"}}, 'points.A must be a whole number from 0 to 63, not "x"'),
+    ({"points": {**STANDARD_POINTS, "A": 0.5, "2": 1.5}}, "points.A must be .*, not 0.5"),
+    # adds up to 63, but a card worth less than nothing is no card of RULES.md §2
+    ({"points": {**STANDARD_POINTS, "A": -24, "3": 40, "JO": 15}}, "points.A .*, not -24"),
+    ({"redeal": ["x"]}, 'redeal must be one of "refill", "draw4", not \\["x"\\]'),
+    ({"dirt_follow": None}, 'dirt_follow must be one of "any", "suit", not null'),
+    ({"two_scores_for": 1}, 'two_scores_for must be one of "player", "trick", not 1'),
+    ({"name": None}, "name must be one of standard, .*, not null"),
+]
+
+
+@pytest.mark.parametrize(("changes", "message"), REFUSED_PARAMETERS)
+def test_each_parameter_is_refused_naming_its_type_or_range(
+    changes: dict[str, Any], message: str
+) -> None:
+    from arena.rulesets import ruleset_key
+
+    with pytest.raises(BadRuleset, match=f"^ruleset: {message}"):
+        Ruleset.from_parameters(changes)
+    text = json.dumps(changes)
+    with pytest.raises(BadRuleset, match=f"^ruleset: {message}"):
+        ruleset_key(text)
+
+
+def test_a_refused_value_is_shown_cut_short() -> None:
+    with pytest.raises(BadRuleset) as exc:
+        Ruleset.from_parameters({"points": list(range(1000))})
+    assert len(str(exc.value)) < 200 and str(exc.value).endswith("…")

@@ -180,6 +180,30 @@ def test_bad_open_game_requests_are_invalid_argument(client: GameMasterClient) -
         assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT, kwargs
 
 
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        # "name": 5 was accepted, then failed every Hello as UNKNOWN and aborted the game
+        ({"name": 5, "max_hands": 1}, "ruleset: name must be one of standard, "),
+        # these were accepted and played (1.5 hands as 2), or refused in Python's words
+        ({"max_hands": 1.5}, "ruleset: max_hands must be a whole number from 1 to 1000, not 1.5"),
+        ({"target": 2.7}, "ruleset: target must be a whole number from 1 to 10000, not 2.7"),
+        ({"min_bid": 40.5}, "ruleset: min_bid must be a whole number from 1 to 63, not 40.5"),
+        ({"min_bid": "40"}, 'ruleset: min_bid must be a whole number from 1 to 63, not "40"'),
+        ({"points": [1, 2]}, "ruleset: points must be an object of trump points by card"),
+        ({"points": {"A": -24, "K": 25, "3": 40, "9": 9, "JO": 13}}, "points.A must be"),
+        ({"redeal": ["x"]}, 'ruleset: redeal must be one of "refill", "draw4", not ["x"]'),
+    ],
+)
+def test_a_bad_ruleset_parameter_is_invalid_argument_naming_it(
+    client: GameMasterClient, params: dict[str, object], message: str
+) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        client.open_game(params, limits={"connect_ms": 200})
+    assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert message in caught.value.details(), caught.value.details()
+
+
 def test_a_game_id_ending_in_a_line_break_is_refused(client: GameMasterClient) -> None:
     # `$` matches before a final line break: "newline-id\n" was accepted as a game id.
     with pytest.raises(grpc.RpcError) as caught:

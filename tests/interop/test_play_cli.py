@@ -240,7 +240,13 @@ def test_an_aborted_game_writes_no_record(
         (["--seat", "greedy", "--seat", "random"], "--seat must be given 4 times"),
         (["--seat", "greedy"] * 4 + ["--players", "greedy,greedy,greedy,greedy"], "not both"),
         (["--players", "greedy,node x.js,greedy,greedy"], "--players needs four of"),
-        (["--ruleset", "{bad"], "--ruleset: not a JSON object"),
+        (["--ruleset", "{bad"], "ruleset '{bad' is not valid JSON"),
+        # a float made a TypeError traceback; a string "no" played with the joker
+        (
+            ["--ruleset", '{"min_bid":40.5}'],
+            "min_bid must be a whole number from 1 to 63, not 40.5",
+        ),
+        (["--ruleset", '{"joker": "no"}'], 'ruleset: joker must be true or false, not "no"'),
         (["--ruleset", '{"name": "standard", "colour": 1}'], "unknown ruleset parameters"),
         (["--processes", "--decision-ms", "0"], "--decision-ms: must be at least 1, not 0"),
         (["--processes", "--bank-ms", "-1"], "--bank-ms: must be at least 0, not -1"),
