@@ -47,6 +47,9 @@ TOTAL_POINTS = 63
 # short of games that would run for hours (every hand scores at most 63).
 MAX_TARGET = 10_000
 MAX_HANDS = 1_000
+# The longest stored form (ruleset_key) the database holds: the ratings tables' ruleset column
+# (arena/storage/models.py takes its width from here).
+MAX_STORED_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -215,10 +218,19 @@ def ruleset_parameters(text: str) -> dict[str, Any]:
 def parse_ruleset(text: str) -> Ruleset:
     """The ruleset given by name or as a JSON object of parameters (as `--ruleset` takes it),
     checked as the one place a ruleset enters the arena: UnknownRuleset or BadRuleset name the
-    problem."""
+    problem, including a stored form (ruleset_key) longer than the database holds."""
     if not text.lstrip().startswith("{"):
         return get_ruleset(text)  # UnknownRuleset names the choices
-    return Ruleset.from_parameters(ruleset_parameters(text))
+    ruleset = Ruleset.from_parameters(ruleset_parameters(text))
+    key = _key(ruleset)
+    if len(key) > MAX_STORED_CHARS:
+        raise BadRuleset(
+            f"ruleset: its stored form {_cut(key)} is {len(key)} characters long; the database "
+            f"holds {MAX_STORED_CHARS}. Only the parameters that differ from the named ruleset "
+            f"it changes ({ruleset.name!r}) are stored, so start from the one closest to it "
+            f"({', '.join(RULESETS)}) or change fewer parameters"
+        )
+    return ruleset
 
 
 def ruleset_key(text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -31,6 +32,15 @@ def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
 
 
 MIN_BID_40_5 = "ruleset: min_bid must be a whole number from 1 to 63, not 40.5"
+# Valid, but stored as {"dealer_default":20,...} in 201 characters.
+LONG_RULESET = json.dumps(
+    {
+        "points": dict(A=2, K=24, J=2, T=2, **{"9": 8, "5": 4, "O": 4, "3": 1, "2": 2}, JO=14),
+        **{"min_bid": 30, "dealer_default": 20, "target": 300, "max_hands": 20},
+        **{"out_of_trumps": False, "first_lead_trump": False},
+    }
+)
+TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters that differ"
 
 
 @pytest.mark.parametrize(
@@ -70,6 +80,11 @@ MIN_BID_40_5 = "ruleset: min_bid must be a whole number from 1 to 63, not 40.5"
         ({}, ["tournament", "create", "--ruleset", '{"points":null}'], "points must be an"),
         ({}, ["demo", "--ruleset", '{"max_hands":"x"}'], "max_hands must be a whole number"),
         ({}, ["play", "--ruleset", '{"points":{"A":"x"}}'], "points.A must be a whole number"),
+        # PostgreSQL's ratings.ruleset holds 200: the games were played, their rating failed
+        ({}, ["tournament", "create", "--ruleset", LONG_RULESET], TOO_LONG),
+        ({}, ["match", "a", "b", "--ruleset", LONG_RULESET], TOO_LONG),
+        ({}, ["scheduler", "--ruleset", LONG_RULESET], TOO_LONG),
+        ({}, ["play", "--ruleset", LONG_RULESET], TOO_LONG),
         ({}, ["tournament", "create", "--sets", "-3"], "argument --sets: must be at least 1"),
         ({}, ["match", "a", "b", "--sets", "x"], "argument --sets: 'x' is not a whole number"),
         # Numbers that no arena could honour: refused, not stored or started (one worker was

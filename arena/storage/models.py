@@ -25,6 +25,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from arena.rulesets import MAX_STORED_CHARS
+
 
 class TournamentFormat(StrEnum):
     ROUND_ROBIN = "round-robin"
@@ -298,7 +300,7 @@ class Rating(Base):
     bot_version_id: Mapped[int] = mapped_column(
         ForeignKey("bot_versions.id", ondelete="CASCADE"), primary_key=True
     )
-    ruleset: Mapped[str] = mapped_column(String(200), primary_key=True)
+    ruleset: Mapped[str] = mapped_column(String(MAX_STORED_CHARS), primary_key=True)
     elo: Mapped[float] = mapped_column(Float)
     bt: Mapped[float | None] = mapped_column(Float, nullable=True)
     ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
@@ -319,7 +321,7 @@ class RatingHistory(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     bot_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id", ondelete="CASCADE"))
-    ruleset: Mapped[str] = mapped_column(String(200))
+    ruleset: Mapped[str] = mapped_column(String(MAX_STORED_CHARS))
     game_id: Mapped[str | None] = mapped_column(
         ForeignKey("games.id", ondelete="SET NULL"), nullable=True
     )

@@ -321,3 +321,21 @@ def test_a_refused_value_is_shown_cut_short() -> None:
     with pytest.raises(BadRuleset) as exc:
         Ruleset.from_parameters({"points": list(range(1000))})
     assert len(str(exc.value)) < 200 and str(exc.value).endswith("…")
+
+
+def test_a_stored_form_longer_than_the_database_holds_is_refused() -> None:
+    # PostgreSQL's ratings.ruleset holds 200 characters: a longer key was accepted, its games
+    # played and stored, and then rating them failed with a DataError.
+    from arena.rulesets import MAX_STORED_CHARS, parse_ruleset, ruleset_key
+
+    points = {"A": 2, "K": 24, "J": 2, "T": 2, "9": 8, "5": 4, "O": 4, "3": 1, "2": 2, "JO": 14}
+    changes = {"points": points, "min_bid": 30, "dealer_default": 20, "target": 300}
+    changes |= {"out_of_trumps": False, "first_lead_trump": False}
+    fits = json.dumps({**changes, "max_hands": 2})
+    assert len(ruleset_key(fits)) == MAX_STORED_CHARS
+    too_long = json.dumps({**changes, "max_hands": 20})
+    for check in (parse_ruleset, ruleset_key):
+        with pytest.raises(BadRuleset, match="is 201 characters long; the database holds 200"):
+            check(too_long)
+    # The game master takes every parameter (records and ruleset_json carry them all).
+    assert Ruleset.from_parameters(json.loads(too_long)).max_hands == 20
