@@ -92,13 +92,14 @@ class ArenaWorker(SimpleWorker):
         super().request_stop(signum, frame)
 
     def perform_job(self, job: Job, queue: Queue, execution: Any) -> bool:
-        if job.func_name in JOB_FUNCTIONS:
+        foreign = _foreign(job)
+        if foreign is None:
             return bool(super().perform_job(job, queue, execution))
         # Anything that reaches Redis can queue a job, a process bot among them, and RQ would
         # import and call whatever function it names (os.system, say) in this worker. Refused
         # without running it, or any callback it names.
         why = (
-            f"job {job.id} calls {job.func_name}, which is not an arena job; refused without "
+            f"job {job.id} calls {foreign}, which is not an arena job; refused without "
             "running it (whoever can reach this Redis queued it: see docs/running.md, Security)"
         )
         self.log.error("Worker %s: %s", self.name, why)
@@ -197,6 +198,15 @@ class ArenaWorker(SimpleWorker):
             super().maintain_heartbeats(job, execution)
         except REDIS_DOWN as exc:
             self.log.warning("Worker %s: heartbeat failed (%s); the game goes on", self.name, exc)
+
+
+def _foreign(job: Job) -> str | None:
+    """What the job would have this worker call that is not an arena job: its function, or
+    any callback (the arena's jobs have none); None for an arena job."""
+    if job.func_name not in JOB_FUNCTIONS:
+        return job.func_name
+    callbacks = (job._success_callback_name, job._failure_callback_name, job._stopped_callback_name)
+    return next((f"{name} (as a callback)" for name in callbacks if name), None)
 
 
 def _job_error(lost: BaseException) -> BaseException | None:

@@ -239,6 +239,30 @@ def test_an_agent_sees_only_its_own_processes(
 
 
 @_AS_ROOT
+def test_an_agent_keeps_no_capability_to_undo_its_namespace(
+    isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # Root with every capability, a bot unmounted its /proc and read the host's (the worker's
+    # environment). Nor may a program it execs regain any.
+    (tmp_path / "bot.py").write_text(
+        "import ctypes, os, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "unmounted = libc.umount2(b'/proc', 2)\n"
+        "sys.stderr.write(f'umount {unmounted} errno {ctypes.get_errno()}\\n')\n"
+        "sys.stderr.flush()\n"
+        "os.execv('/bin/sh', ['sh', '-c', 'exec grep ^Cap /proc/self/status >&2'])\n"
+    )
+    agent = start(isolating, started, tmp_path, "python", "bot.py")
+    assert agent.wait(timeout=20) == 0
+    said = agent.stderr_text()
+    assert "umount -1 errno 1" in said, said  # EPERM
+    capabilities = dict(line.split(":\t") for line in said.splitlines() if line.startswith("Cap"))
+    assert {capabilities[k] for k in ("CapEff", "CapPrm", "CapBnd", "CapAmb")} == {
+        "0000000000000000"
+    }, said
+
+
+@_AS_ROOT
 def test_what_an_agent_left_behind_ends_with_it_while_other_agents_play(
     isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
 ) -> None:

@@ -215,7 +215,9 @@ class GameMasterService:
         task = asyncio.create_task(session.run(), name=f"game {game_id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        log.info("game %s opened (%s, seed %r)", game_id, ruleset.name, seed)
+        # Not the seed: it fixes every card of the game, and of its mirror, still to be played,
+        # and a bot that finds the log file would know them (the record has it afterwards).
+        log.info("game %s opened (%s)", game_id, ruleset.name)
         return pb.OpenGameReply(
             game_id=game_id, seat_tokens=tokens, limits=wire.limits_to_pb(limits)
         )

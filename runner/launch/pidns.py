@@ -19,6 +19,7 @@ processes then stand where one did:
 
 All three stay in the agent's process group, so the worker's signals reach the agent as before;
 the relay ignores SIGTERM, SIGINT and SIGHUP (the agent decides), process 1 gets none of them.
+The agent keeps no capability (it would otherwise be root, and could unmount its /proc).
 
 A namespace needs CAP_SYS_ADMIN (root, as in the compose file's worker): without it `enter()`
 returns at once and the agent runs in the host's process table, as documented.
@@ -31,6 +32,7 @@ import ctypes
 import os
 import resource
 import signal
+from pathlib import Path
 from typing import NoReturn
 
 # <sched.h> and <sys/mount.h>.
@@ -39,6 +41,11 @@ _CLONE_NEWPID = 0x20000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x2, 0x4, 0x8
 _MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 _PR_SET_PDEATHSIG = 1
+# <linux/prctl.h> and <linux/capability.h>.
+_PR_CAPBSET_DROP = 24
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 # The fork server's option that leaves its agents in the host's process table.
 OFF = "--no-pid-namespaces"
 
@@ -77,7 +84,21 @@ def enter() -> bool:
         _first_process(agent, ended_w)
     os.close(ended_w)
     _die_with_parent(libc)
+    _drop_capabilities(libc)
     return True
+
+
+def _drop_capabilities(libc: ctypes.CDLL) -> None:
+    """Leave the agent no capability, now or after any exec: as root it kept them all, and one
+    umount of its /proc showed it the host's again (the worker's environment with it)."""
+    last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    for capability in range(last + 1):
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)  # none to regain at an exec
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    none = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable; two words each
+    libc.capset(header, none)
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # nor through a set-user-ID program
 
 
 def _first_process(agent: int, ended_w: int) -> NoReturn:

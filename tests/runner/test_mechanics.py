@@ -1399,6 +1399,10 @@ def test_a_worker_refuses_a_job_that_is_not_an_arena_job(
     job = queue.enqueue(
         "os.system", f"touch {planted}", on_failure=Callback("os.system"), retry=Retry(max=3)
     )
+    # An arena job's function, with a callback RQ would import and call after it.
+    hooked = queue.enqueue(
+        "runner.jobs.run_game_set", "no-such-set", on_failure=Callback("builtins.print")
+    )
     burst = subprocess.run(
         [*ARENA, "worker", "--burst"],
         env={**os.environ, **arena_env},
@@ -1414,3 +1418,6 @@ def test_a_worker_refuses_a_job_that_is_not_an_arena_job(
         f"job {job.id} calls os.system, which is not an arena job; refused without running it"
         in burst.stderr
     ), burst.stderr[-2000:]
+    assert hooked.get_status(refresh=True) == JobStatus.FAILED
+    assert f"job {hooked.id} calls builtins.print (as a callback), which is not" in burst.stderr
+    assert "<Job " not in burst.stderr  # print was not called with the job
