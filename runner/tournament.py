@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -72,6 +73,12 @@ SETTLED_POLL_S = 0.5
 SET_BEAT_S = 5.0
 
 
+# A tournament's id names its sets' RQ jobs (which allow no other characters), export files
+# and dashboard pages; a nightly job queued with an odd night once made one that no pass of
+# the reconciler could queue, and each pass failed on it.
+TOURNAMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
 class TournamentError(ArenaError, ValueError):
     """A tournament that cannot be created as asked."""
 
@@ -131,6 +138,11 @@ def create_tournament(
         versions = resolve_bots(session, bots)
         refs = [v.ref for v in versions]
         tid = tournament_id or repo.new_tournament_id()
+        if not TOURNAMENT_ID.fullmatch(tid):  # it names job ids, files and pages
+            raise TournamentError(
+                f"tournament id {tid!r} is not allowed; use up to 64 letters, digits, '-', '_' "
+                "or '.', starting with a letter or digit"
+            )
         plan = plan_tournament(format, tid, refs, sets, ruleset, seed)
         tournament = repo.create_tournament(
             session,

@@ -586,6 +586,26 @@ def test_a_tournament_of_a_bot_that_cannot_start_here_is_created_with_a_warning(
     ) in made.stderr
 
 
+def test_a_nightly_job_queued_with_an_odd_night_creates_no_tournament(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # Queued by hand (or by a bot that reached Redis): its tournament's id held an escape and a
+    # line break, no job id could be made of it, and every reconciler pass failed from then on.
+    from runner import jobs
+
+    register("random", "greedy")
+    jobs.database.cache_clear()
+    try:
+        made = jobs.nightly_round_robin(sets=1, ruleset=QUICK, night="x\x1b[31m\nINFO fake")
+    finally:
+        jobs.database().dispose()
+        jobs.database.cache_clear()
+    assert made["tournament"] is None
+    assert "tournament id 'nightly-x\\x1b[31m\\nINFO fake' is not allowed" in made["skipped"]
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        assert repo.list_tournaments(session) == []
+
+
 def test_a_nightly_round_robin_leaves_out_a_bot_that_cannot_start(
     arena_env: dict[str, str],
     register: Callable[..., list[str]],
