@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,6 +28,8 @@ FAILURE_TTL = 7 * 24 * 3600
 
 RUN_GAME_SET = "runner.jobs.run_game_set"
 NIGHTLY = "runner.jobs.nightly_round_robin"
+# What RQ accepts as a job id (rq.job.Job); a job's id is its set's.
+JOB_ID = re.compile(r"[A-Za-z0-9_-]+")
 # The only functions a worker runs: RQ would import and call whatever a job names.
 JOB_FUNCTIONS = frozenset({RUN_GAME_SET, NIGHTLY})
 

@@ -22,6 +22,7 @@ from arena.storage.models import utcnow
 from arena.storage.values import SET_BEAT_FRESH
 from runner.jobs import ratings_lock
 from runner.queue import (
+    JOB_ID,
     LIVE_STATES,
     arena_queue,
     delete_job,
@@ -81,6 +82,9 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
                 # Played by a worker still, whatever Redis says (after a restart without its
                 # data, no job): a second run would take the game over and play it again.
                 report.playing.append(set_id)
+                continue
+            if not JOB_ID.fullmatch(set_id):  # stored by an older arena: RQ refuses such ids
+                log.error("reconciler: set %r cannot be queued: its id is not a job id", set_id)
                 continue
             job = fetch_job(connection, set_id)
             status = None

@@ -76,7 +76,7 @@ SET_BEAT_S = 5.0
 # A tournament's id names its sets' RQ jobs (which allow no other characters), export files
 # and dashboard pages; a nightly job queued with an odd night once made one that no pass of
 # the reconciler could queue, and each pass failed on it.
-TOURNAMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+TOURNAMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
 class TournamentError(ArenaError, ValueError):
@@ -140,8 +140,8 @@ def create_tournament(
         tid = tournament_id or repo.new_tournament_id()
         if not TOURNAMENT_ID.fullmatch(tid):  # it names job ids, files and pages
             raise TournamentError(
-                f"tournament id {tid!r} is not allowed; use up to 64 letters, digits, '-', '_' "
-                "or '.', starting with a letter or digit"
+                f"tournament id {tid!r} is not allowed; use up to 64 letters, digits, '-' or "
+                "'_', starting with a letter or digit"
             )
         plan = plan_tournament(format, tid, refs, sets, ruleset, seed)
         tournament = repo.create_tournament(

@@ -606,6 +606,35 @@ def test_a_nightly_job_queued_with_an_odd_night_creates_no_tournament(
         assert repo.list_tournaments(session) == []
 
 
+def test_a_set_whose_id_rq_refuses_does_not_stop_the_reconciler(
+    arena_env: dict[str, str], register: Callable[..., list[str]], caplog: pytest.LogCaptureFixture
+) -> None:
+    # Stored by an older arena that let such a tournament id through.
+    from arena.storage.repo import PlannedSet
+    from runner import redis_conn
+    from runner.reconcile import reconcile
+
+    a, b = register("random", "greedy")
+    _tid, [waiting] = _tournament(arena_env)
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        with db.session() as session:
+            repo.create_tournament(
+                session,
+                format="round-robin",
+                ruleset=QUICK,
+                seed=1,
+                sets_per_pair=1,
+                sets=[PlannedSet(a, b, seed=1)],
+                tournament_id="nightly-x\nbad",
+            )
+        with caplog.at_level("ERROR", logger="runner.reconcile"):
+            report = reconcile(db, redis_conn.connect())
+    assert report.enqueued == [waiting]
+    assert (
+        "reconciler: set 'nightly-x\\nbad-set-00000' cannot be queued: its id is not a job id"
+    ) in caplog.text
+
+
 def test_a_nightly_round_robin_leaves_out_a_bot_that_cannot_start(
     arena_env: dict[str, str],
     register: Callable[..., list[str]],
