@@ -28,6 +28,8 @@ _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u20
 # is for a line or two on the bot's page.
 _MAX_CHARS = {"name": 64, "version": 64, "author": 200, "language": 64, "image": 300}
 _MAX_DESCRIPTION_CHARS = 2000
+# Control characters, and the line and paragraph separators (U+2028, U+2029).
+_CONTROLS = frozenset({"Cc", "Zl", "Zp"})
 REQUIRED_KEYS = ("name", "version", "author", "language")
 OPTIONAL_KEYS = ("command", "image", "description")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
@@ -147,7 +149,8 @@ def _string(data: dict[str, Any], key: str, source: str) -> str:
     value = value.strip()
     # Line breaks and tabs only in the description; any other control character (escape
     # sequences, carriage returns) would rewrite the terminal or log that shows the text.
-    _refuse_controls(value, repr(key), source, allowed="\n\t" if key == "description" else "")
+    breaks = "\n\t\u2028\u2029" if key == "description" else ""
+    _refuse_controls(value, repr(key), source, allowed=breaks)
     _refuse_bidi(value, repr(key), source)
     if not value and key != "description":
         raise ManifestError(f"{source}: {key!r} is empty")
@@ -161,7 +164,7 @@ def _string(data: dict[str, Any], key: str, source: str) -> str:
 
 def _refuse_controls(text: str, what: str, source: str, allowed: str = "") -> None:
     control = next(
-        (ch for ch in text if unicodedata.category(ch) == "Cc" and ch not in allowed), None
+        (ch for ch in text if unicodedata.category(ch) in _CONTROLS and ch not in allowed), None
     )
     if control == "\x00":  # TOML allows it; no program can take it
         raise ManifestError(f"{source}: {what} contains a NUL character")

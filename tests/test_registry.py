@@ -134,6 +134,10 @@ def test_an_image_bot_needs_no_command() -> None:
         ),
         (GOOD.replace('"alice"', '"al\\nice"'), "'author' contains the control character U+000A"),
         (
+            GOOD.replace('"alice"', '"al\\u2028ice"'),
+            "'author' contains the control character U+2028",
+        ),
+        (
             GOOD + 'description = "two\\rlines"\n',
             "'description' contains the control character U+000D",
         ),
