@@ -111,8 +111,8 @@ def test_the_log_shows_an_agents_name_as_a_literal(gm, open_game, caplog) -> Non
     # A line break in it forged a log line of the bot's choosing; an escape recoloured the rest.
     name = "evil\n05:50:00 [1] runner.jobs: fake\x1b[31m"
 
-    def connected() -> list[str]:
-        return [r.getMessage() for r in caplog.records if "connected" in r.getMessage()]
+    def connected() -> list[str]:  # (the game master is shared: only this seat's line)
+        return [r.getMessage() for r in caplog.records if "connected ('evil" in r.getMessage()]
 
     with caplog.at_level("INFO", logger="arena.gamemaster.server"):
         HeldSeat(gm.address, open_game.tokens[0], name).close()
