@@ -28,15 +28,16 @@ TOKEN = "seat-token-fedcba9876543210"
 def server(request: pytest.FixtureRequest) -> Iterator[ForkServer]:
     """A fork server each way: agents in PID namespaces of their own (where this process may
     make them), and in the host's process table, as where it may not."""
-    forkserver = ForkServer(pid_namespaces=request.param)
-    yield forkserver
-    forkserver.control.close()
-    forkserver.process.wait(timeout=10)
+    yield from _serving(ForkServer(pid_namespaces=request.param))
 
 
 @pytest.fixture
 def isolating() -> Iterator[ForkServer]:
-    forkserver = ForkServer()
+    """A fork server that gives agents PID namespaces of their own."""
+    yield from _serving(ForkServer())
+
+
+def _serving(forkserver: ForkServer) -> Iterator[ForkServer]:
     yield forkserver
     forkserver.control.close()
     forkserver.process.wait(timeout=10)
@@ -223,7 +224,6 @@ _AS_ROOT = pytest.mark.skipif(
 def test_an_agent_sees_only_its_own_processes(
     isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
 ) -> None:
-    server = isolating
     # Not the worker's environment (database URL, admin token), nor the other agents' (seat
     # tokens), nor anything to signal: a PID namespace of its own, with its own /proc.
     (tmp_path / "bot.py").write_text(
@@ -231,8 +231,8 @@ def test_an_agent_sees_only_its_own_processes(
         "pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
         "sys.stderr.write(f'pids {pids} me {os.getpid()} parent {os.getppid()}\\n')\n"
     )
-    neighbour = start(server, started, tmp_path, "sleep", "60")
-    agent = start(server, started, tmp_path, "python", "bot.py")
+    neighbour = start(isolating, started, tmp_path, "sleep", "60")
+    agent = start(isolating, started, tmp_path, "python", "bot.py")
     assert agent.wait(timeout=20) == 0
     assert "pids [1, 2] me 2 parent 1" in agent.stderr_text(), agent.stderr_text()
     assert neighbour.poll() is None
@@ -266,7 +266,6 @@ def test_an_agent_keeps_no_capability_to_undo_its_namespace(
 def test_what_an_agent_left_behind_ends_with_it_while_other_agents_play(
     isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
 ) -> None:
-    server = isolating
     # The fork server ends adopted strays only once no agent runs: a double-forked sleeper
     # deaf to SIGTERM outlived its game into the mirrored game of the set, with the same deals.
     (tmp_path / "bot.py").write_text(
@@ -282,8 +281,8 @@ def test_what_an_agent_left_behind_ends_with_it_while_other_agents_play(
         "os.wait()\n"
         "sys.stderr.write(f'left {int(os.read(r, 16))}\\n')\n" + _UNTIL_GO
     )
-    neighbour = start(server, started, tmp_path, "sleep", "60")
-    agent = start(server, started, tmp_path, "python", "bot.py")
+    neighbour = start(isolating, started, tmp_path, "sleep", "60")
+    agent = start(isolating, started, tmp_path, "python", "bot.py")
     left = _reported_pid(agent, "left")
     (tmp_path / "go").touch()
     assert agent.wait(timeout=20) == 0
