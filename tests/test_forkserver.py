@@ -262,6 +262,47 @@ def test_an_agent_keeps_no_capability_to_undo_its_namespace(
     }, said
 
 
+_PROBE_HOST_FILES = """
+import os, sys
+
+def writable(path):
+    try:
+        with open(path, "r+b"):
+            return "writable"
+    except OSError as error:
+        return error.strerror
+
+for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/kernel/hostname", "/proc/sysrq-trigger"):
+    sys.stderr.write(f"{path}: {writable(path)}\\n")
+cgroups = [os.path.join(d, f) for d, _, fs in os.walk("/sys/fs/cgroup") for f in fs]
+sys.stderr.write(f"cgroup files: {len(cgroups)}; /sys: {writable('/sys/kernel/uevent_helper')}\\n")
+sys.stderr.write(f"dev: {sorted(os.listdir('/dev'))}\\n")
+with open("/dev/null", "w") as null:
+    null.write("x")
+sys.stderr.write(f"urandom: {len(open('/dev/urandom', 'rb').read(4))}\\n")
+"""
+
+
+@_AS_ROOT
+def test_an_agent_cannot_write_the_hosts_kernel_settings_or_devices(
+    isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # Without a capability it was still uid 0, to whom the kernel leaves /proc/sys (writing
+    # kernel.core_pattern runs a program as root outside every namespace), /sys (cgroup limits)
+    # and the host's disks in /dev.
+    (tmp_path / "bot.py").write_text(_PROBE_HOST_FILES)
+    agent = start(isolating, started, tmp_path, "python", "bot.py")
+    assert agent.wait(timeout=20) == 0, agent.stderr_text()
+    said = agent.stderr_text()
+    assert "/proc/sys/kernel/core_pattern: Read-only file system" in said, said
+    assert "/proc/sys/kernel/hostname: Read-only file system" in said, said
+    assert "/proc/sysrq-trigger: writable" not in said, said
+    assert "cgroup files: 0; /sys: " in said and "/sys: writable" not in said, said
+    devices = ["fd", "full", "null", "random", "shm", "stderr", "stdin", "stdout", "tty"]
+    assert f"dev: {[*devices, 'urandom', 'zero']}" in said, said
+    assert "urandom: 4" in said, said
+
+
 @_AS_ROOT
 def test_what_an_agent_left_behind_ends_with_it_while_other_agents_play(
     isolating: ForkServer, started: list[RunningAgent], tmp_path: Path

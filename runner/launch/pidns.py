@@ -32,14 +32,24 @@ import ctypes
 import os
 import resource
 import signal
+import stat
 from pathlib import Path
 from typing import NoReturn
 
 # <sched.h> and <sys/mount.h>.
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWPID = 0x20000000
-_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x2, 0x4, 0x8
-_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+# The character devices an agent's /dev holds (as a container's does), by major and minor.
+_DEVICES = {
+    "null": (1, 3),
+    "zero": (1, 5),
+    "full": (1, 7),
+    "random": (1, 8),
+    "urandom": (1, 9),
+    "tty": (5, 0),
+}
 _PR_SET_PDEATHSIG = 1
 # <linux/prctl.h> and <linux/capability.h>.
 _PR_CAPBSET_DROP = 24
@@ -65,6 +75,7 @@ def enter() -> bool:
     namespace could be made (the agent then runs here)."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS) != 0:
+        _drop_capabilities(libc)  # a root worker without CAP_SYS_ADMIN has others to keep
         return False
     ended_r, ended_w = os.pipe()
     first = os.fork()
@@ -73,12 +84,7 @@ def enter() -> bool:
         _relay(first, ended_r)
     os.close(ended_r)
     _die_with_parent(libc)
-    # Its own /proc, in its own mount namespace: the host's would still list every process.
-    # Private first, so that the mount does not propagate back to the host's /proc.
-    libc.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None)
-    libc.mount(
-        b"proc", b"/proc", b"proc", ctypes.c_ulong(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC), None
-    )
+    _own_views(libc)
     agent = os.fork()
     if agent != 0:
         _first_process(agent, ended_w)
@@ -86,6 +92,55 @@ def enter() -> bool:
     _die_with_parent(libc)
     _drop_capabilities(libc)
     return True
+
+
+def _own_views(libc: ctypes.CDLL) -> None:
+    """The agent's own /proc, /sys and /dev, in its own mount namespace (private first, so that
+    nothing propagates back to the host's). The host's /proc would still list every process.
+    Without a capability the agent is still uid 0, who may write what the kernel leaves to the
+    file's owner: in a writable /proc/sys or /sys, host-wide settings (kernel.core_pattern runs
+    a program as root outside every namespace), and in the host's /dev, its disks. So /proc/sys
+    and the like are read-only, /sys is a fresh read-only one, and /dev holds only the usual
+    character devices and an empty /dev/shm of its own."""
+    _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
+    _mount(libc, "proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    for path in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
+        if os.path.exists(path):
+            _mount(libc, path, path, None, _MS_BIND | _MS_REC)
+            _mount(libc, None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY)
+    hidden = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    if not _mount(libc, "sysfs", "/sys", "sysfs", hidden):
+        _mount(libc, "tmpfs", "/sys", "tmpfs", hidden)
+    if _mount(libc, "tmpfs", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC, "mode=755,size=65536k"):
+        _fill_dev()
+
+
+def _fill_dev() -> None:
+    with contextlib.suppress(OSError):  # a device short is better than no agent
+        for name, (major, minor) in _DEVICES.items():
+            os.mknod(f"/dev/{name}", 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+            os.chmod(f"/dev/{name}", 0o666)  # mknod's mode is cut by the umask
+        os.mkdir("/dev/shm", 0o1777)
+        os.chmod("/dev/shm", 0o1777)
+        os.symlink("/proc/self/fd", "/dev/fd")
+        for fd, name in enumerate(("stdin", "stdout", "stderr")):
+            os.symlink(f"/proc/self/fd/{fd}", f"/dev/{name}")
+
+
+def _mount(
+    libc: ctypes.CDLL,
+    source: str | None,
+    target: str,
+    kind: str | None,
+    flags: int,
+    data: str | None = None,
+) -> bool:
+    def raw(text: str | None) -> bytes | None:
+        return None if text is None else text.encode()
+
+    return bool(
+        libc.mount(raw(source), raw(target), raw(kind), ctypes.c_ulong(flags), raw(data)) == 0
+    )
 
 
 def _drop_capabilities(libc: ctypes.CDLL) -> None:
