@@ -6,6 +6,7 @@ import contextlib
 import functools
 import logging
 import os
+import re
 import signal
 import threading
 from collections.abc import Iterator, Sequence
@@ -35,6 +36,9 @@ log = logging.getLogger(__name__)
 RATINGS_LOCK_TTL = 10
 RATINGS_LOCK_POLL = 0.005
 
+
+# How the scheduler names a night (runner/scheduler.py); anything else is a job not queued by it.
+NIGHT = re.compile(r"\d{8}-\d{4}")
 
 # Why this worker stops for good, once a job has found the database upgraded by a newer arena
 # (worker.py exits EXIT_OUTDATED): played on, it would write what the new schema means
@@ -184,6 +188,10 @@ def nightly_round_robin(
     from runner.scheduler import overdue
     from runner.tournament import TournamentError, create_tournament
 
+    if night is not None and not NIGHT.fullmatch(str(night)):
+        why = f"night {night!r} is not a time YYYYmmdd-HHMM (UTC); no tournament made"
+        log.warning("nightly round robin skipped: %s", why)
+        return {"tournament": None, "skipped": why}
     later = overdue(night, cron) if night and cron else None
     if later is not None:
         why = f"overdue: the night of {later} was due before it ran, and is played instead"

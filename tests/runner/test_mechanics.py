@@ -601,7 +601,9 @@ def test_a_nightly_job_queued_with_an_odd_night_creates_no_tournament(
         jobs.database().dispose()
         jobs.database.cache_clear()
     assert made["tournament"] is None
-    assert "tournament id 'nightly-x\\x1b[31m\\nINFO fake' is not allowed" in made["skipped"]
+    assert made["skipped"] == (
+        "night 'x\\x1b[31m\\nINFO fake' is not a time YYYYmmdd-HHMM (UTC); no tournament made"
+    )
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
         assert repo.list_tournaments(session) == []
 
