@@ -74,7 +74,7 @@ def parse(data: bytes) -> ParsedRecord:
         out.line_count += 1
         try:
             line = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past what json reads
             out.problem = f"line {number} is not JSON"
             break
         if not isinstance(line, dict):

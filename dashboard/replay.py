@@ -408,11 +408,11 @@ def hand_starts(record: bytes) -> list[dict[str, int]]:
 
 def _lines(record: bytes) -> list[dict[str, Any]]:
     lines = []
-    for number, raw in enumerate(record.decode("utf-8").splitlines(), start=1):
+    for number, raw in enumerate(record.decode("utf-8", "replace").splitlines(), start=1):
         if raw.strip():
             try:
                 value = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # nested past what json reads
                 raise ReplayError(f"line {number} is not JSON") from None
             if isinstance(value, dict):
                 lines.append(value)

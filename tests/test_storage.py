@@ -659,3 +659,15 @@ def test_a_tournament_exports_its_records_one_file_per_game(
     ).read_bytes() == RECORD + b"\n"
     missing = subprocess.run([*argv, "t-nope", str(out)], env=env, capture_output=True, text=True)
     assert missing.returncode != 0 and "no tournament 't-nope'" in missing.stderr
+    # A damaged record costs only itself: the others are written, and the export says which.
+    from arena.storage.models import Game
+
+    damaged = f"{s_ids[0]}-g0"
+    with database.session() as s:
+        s.get(Game, damaged).record_z = b"not zlib"
+        s.commit()
+    again = tmp_path / "again"
+    partly = subprocess.run([*argv, tid, str(again)], env=env, capture_output=True, text=True)
+    assert partly.returncode == 1
+    assert f"not written: the stored record of game {damaged} is damaged" in partly.stderr
+    assert sorted(p.name for p in again.iterdir()) == files[1:]

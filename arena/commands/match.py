@@ -9,7 +9,8 @@ import time
 from typing import TYPE_CHECKING
 
 from arena.commands.signals import ignore_stopping, stop_like_ctrl_c
-from arena.commands.types import positive_int
+from arena.commands.types import whole_number
+from runner.plan import MAX_SETS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -24,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     match.add_argument("a", metavar="A", help="bot name or name@version (the tested one)")
     match.add_argument("b", metavar="B", help="bot name or name@version (the baseline)")
-    match.add_argument("--sets", type=positive_int, default=100, help="at most this many sets")
+    match.add_argument(
+        "--sets", type=whole_number(1, MAX_SETS), default=100, help="at most this many sets"
+    )
     match.add_argument(
         "--sprt", default="0,20", help="elo0,elo1: H0 'A is at most elo0 stronger', H1 'elo1'"
     )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from arena.commands.types import positive_int
+from arena.commands.types import whole_number
+from runner.plan import MAX_SETS
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -15,7 +16,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--cron", default=None, help="cron expression in UTC (default ARENA_NIGHTLY_CRON)"
     )
     scheduler.add_argument("--queue", default=None, help="queue name (default ARENA_QUEUE)")
-    scheduler.add_argument("--sets", type=positive_int, default=2, help="sets per pair each night")
+    scheduler.add_argument(
+        "--sets", type=whole_number(1, MAX_SETS), default=2, help="sets per pair each night"
+    )
     scheduler.add_argument("--ruleset", default="standard", help="ruleset of the nightly games")
     scheduler.set_defaults(func=_run)
 

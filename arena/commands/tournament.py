@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.commands.types import positive_int, whole_number
+from arena.commands.types import whole_number
 from arena.config import UINT32_MAX
 from arena.errors import ArenaError
+from runner.plan import MAX_SETS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -39,7 +40,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="",
         help="comma-separated name@version or names (latest version); default: all active bots",
     )
-    create.add_argument("--sets", type=positive_int, default=2, help="duplicate game sets per pair")
+    create.add_argument(
+        "--sets", type=whole_number(1, MAX_SETS), default=2, help="duplicate game sets per pair"
+    )
     create.add_argument(
         "--ruleset",
         default="standard",
@@ -65,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     create.set_defaults(func=_create)
 
     lst = sub.add_parser("list", help="list tournaments, newest first")
-    lst.add_argument("--limit", type=positive_int, default=20)
+    lst.add_argument("--limit", type=whole_number(1, 10_000), default=20)
     lst.set_defaults(func=_list)
 
     status = sub.add_parser("status", help="show a tournament's progress")
@@ -171,17 +174,22 @@ def _retry(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from arena.storage import repo
+    from arena.storage import DamagedRecord, repo
 
     with _open() as db, db.session() as session:
         repo.get_tournament(session, args.tournament_id)  # NotFound names it
         args.directory.mkdir(parents=True, exist_ok=True)
-        written = 0
+        written, damaged = 0, []
         for game_id, record in repo.tournament_records(session, args.tournament_id):
+            if isinstance(record, DamagedRecord):  # the others are still worth having
+                damaged.append(str(record))
+                continue
             (args.directory / f"{game_id}.jsonl").write_bytes(record)
             written += 1
     print(f"tournament {args.tournament_id}: {written} game records written to {args.directory}")
-    return 0
+    for why in damaged:
+        print(f"arena tournament export: not written: {why}", file=sys.stderr)
+    return 1 if damaged else 0
 
 
 def _list(args: argparse.Namespace) -> int:

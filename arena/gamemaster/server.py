@@ -201,7 +201,9 @@ class GameMasterService:
             raise Refused(Refusal.BAD_REQUEST, "agents: give 4 names (seats 0..3), or none")
         game_id = request.game_id or uuid.uuid4().hex
         if not _GAME_ID.fullmatch(game_id):
-            raise Refused(Refusal.BAD_REQUEST, f"bad game id {game_id!r}: use [A-Za-z0-9._-]")
+            # Cut: the message travels in a header, which a long id made too big to send.
+            shown = cut(game_id, 100)
+            raise Refused(Refusal.BAD_REQUEST, f"bad game id {shown!r}: use [A-Za-z0-9._-]")
         if game_id in self.games:
             raise Refused(Refusal.GAME_EXISTS, f"game {game_id} already exists")
         first_dealer = request.first_dealer if request.HasField("first_dealer") else None

@@ -161,9 +161,12 @@ def get_game_record(session: Session, game_id: str) -> bytes:
     return _decompressed(game_id, blob)
 
 
-def tournament_records(session: Session, tournament_id: str) -> Iterator[tuple[str, bytes]]:
+def tournament_records(
+    session: Session, tournament_id: str
+) -> Iterator[tuple[str, bytes | DamagedRecord]]:
     """(game id, JSONL record) of every stored game of the tournament, by game id; one
-    record in memory at a time."""
+    record in memory at a time. A record that cannot be decompressed comes as the
+    DamagedRecord saying so, in its place, so that one does not cost the others."""
     query = (
         select(Game.id, Game.record_z)
         .join(GameSet, Game.game_set_id == GameSet.id)
@@ -172,7 +175,10 @@ def tournament_records(session: Session, tournament_id: str) -> Iterator[tuple[s
         .execution_options(yield_per=20)
     )
     for gid, blob in session.execute(query):
-        yield gid, _decompressed(gid, blob)
+        try:
+            yield gid, _decompressed(gid, blob)
+        except DamagedRecord as damaged:
+            yield gid, damaged
 
 
 def _decompressed(game_id: str, blob: bytes) -> bytes:

@@ -592,3 +592,30 @@ def test_a_ruleset_that_is_no_ruleset_is_a_404_not_a_500(
     response = client.get(f"{path}?ruleset={quote(ruleset)}")
     assert response.status_code == 404, response.get_data(as_text=True)[:300]
     assert "the rulesets are standard, wiki-2010" in response.get_data(as_text=True)
+
+
+def test_a_stored_record_nested_past_what_json_reads_is_unplayable_not_a_500(
+    tmp_path: Path,
+) -> None:
+    import zlib
+
+    from sqlalchemy import update
+
+    from arena.storage.models import Game
+    from tests.dashboard.fill import fill
+
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    deep = zlib.compress(b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    with open_database(url) as db:
+        fill(db, ("greedy", "random"))
+        with db.session() as s:
+            s.execute(update(Game).where(Game.id == FIRST_GAME).values(record_z=deep))
+            s.commit()
+    app = create_app({"DATABASE_URL": url, "TESTING": True})
+    try:
+        client = app.test_client()
+        assert client.get(f"/games/{FIRST_GAME}").status_code == 200
+        replay = client.get(f"/api/games/{FIRST_GAME}/replay")
+        assert replay.status_code == 422 and replay.get_json()["error"] == "Unplayable record"
+    finally:
+        app.extensions["arena_database"].dispose()

@@ -174,6 +174,8 @@ def test_bad_open_game_requests_are_invalid_argument(client: GameMasterClient) -
         {"ruleset": "standard", "first_dealer": 7},
         {"ruleset": "standard", "limits": {"decision_ms": 0}},
         {"ruleset": "standard", "game_id": "spaces are not allowed"},
+        # echoed whole, its refusal was too big a header to send (RESOURCE_EXHAUSTED)
+        {"ruleset": "standard", "game_id": "x" * 10_000 + " "},
     ):
         with pytest.raises(grpc.RpcError) as caught:
             client.open_game(**kwargs)  # type: ignore[arg-type]
