@@ -1,8 +1,11 @@
-"""Whether a process id is in use, and which processes of a group still run."""
+"""Whether a process id is in use, which processes of a group still run, and dying with a parent."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
+import sys
 from pathlib import Path
 
 
@@ -47,3 +50,20 @@ def _stat_fields(pid: int) -> list[bytes] | None:
     except OSError:
         return None
     return fields if len(fields) >= 3 else None
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(sig: int = signal.SIGTERM) -> None:
+    """Ask Linux to send `sig` to this process when its parent dies (no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os.kill(os.getpid(), sig)

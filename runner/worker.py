@@ -8,7 +8,6 @@ seconds. Each worker process reconnects after losing Redis instead of exiting.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import functools
 import logging
 import os
@@ -31,6 +30,7 @@ from arena.errors import ArenaError
 from arena.storage.database import driver_reason
 from arena.storage.errors import SchemaTooNew
 from runner.periodic import every
+from runner.pids import die_with_parent
 from runner.queue import JOB_FUNCTIONS
 from runner.queue import queue_name as default_queue_name
 from runner.redis_conn import REDIS_DOWN
@@ -51,22 +51,6 @@ RESTART_PAUSE_MAX = 60.0
 # A worker's exit code when a newer arena has upgraded the database (jobs.outdated): starting
 # it again would not help, so the supervisor stops every worker and exits.
 EXIT_OUTDATED = 3
-
-_PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent(sig: int = signal.SIGTERM) -> None:
-    """Ask Linux to send `sig` to this process when its parent dies (no-op elsewhere)."""
-    if not sys.platform.startswith("linux"):
-        return
-    parent = os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os.kill(os.getpid(), sig)
 
 
 class ArenaWorker(SimpleWorker):

@@ -36,6 +36,8 @@ import stat
 from pathlib import Path
 from typing import NoReturn
 
+from runner.pids import die_with_parent
+
 # <sched.h> and <sys/mount.h>.
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWPID = 0x20000000
@@ -50,7 +52,6 @@ _DEVICES = {
     "urandom": (1, 9),
     "tty": (5, 0),
 }
-_PR_SET_PDEATHSIG = 1
 # <linux/prctl.h> and <linux/capability.h>.
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
@@ -83,13 +84,13 @@ def enter() -> bool:
         os.close(ended_w)
         _relay(first, ended_r)
     os.close(ended_r)
-    _die_with_parent(libc)
+    die_with_parent(signal.SIGKILL)
     _own_views(libc)
     agent = os.fork()
     if agent != 0:
         _first_process(agent, ended_w)
     os.close(ended_w)
-    _die_with_parent(libc)
+    die_with_parent(signal.SIGKILL)
     _drop_capabilities(libc)
     return True
 
@@ -193,7 +194,3 @@ def _die_of(signum: int) -> NoReturn:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
     os.kill(os.getpid(), signum)
     os._exit(128 + signum)  # not reached: the signal ended the agent, so it ends the relay
-
-
-def _die_with_parent(libc: ctypes.CDLL) -> None:
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
