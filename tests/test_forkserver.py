@@ -216,7 +216,7 @@ def test_a_process_that_left_the_group_of_an_agent_in_another_language_dies_too(
 
 
 _AS_ROOT = pytest.mark.skipif(
-    not pidns.available(), reason="no PID namespaces here (they need root or CAP_SYS_ADMIN)"
+    not pidns.available(), reason="no PID namespaces here (see runner/launch/pidns.py)"
 )
 
 

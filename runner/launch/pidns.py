@@ -21,8 +21,12 @@ All three stay in the agent's process group, so the worker's signals reach the a
 the relay ignores SIGTERM, SIGINT and SIGHUP (the agent decides), process 1 gets none of them.
 The agent keeps no capability (it would otherwise be root, and could unmount its /proc).
 
-A namespace needs CAP_SYS_ADMIN (root, as in the compose file's worker): without it `enter()`
-returns at once and the agent runs in the host's process table, as documented.
+As root (or with CAP_SYS_ADMIN) the namespaces are made directly. Any other user makes a user
+namespace first, in which it keeps its own uid and gid and may then make the other two (where
+the kernel allows unprivileged user namespaces, as most do; a container's seccomp profile
+usually does not): its agents are as shut off from the worker's processes as a root worker's.
+Where neither works, `enter()` returns at once and the agent runs in the host's process table,
+as documented.
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ import ctypes
 import os
 import resource
 import signal
-import stat
 from pathlib import Path
 from typing import NoReturn
 
@@ -40,18 +43,12 @@ from runner.pids import die_with_parent
 
 # <sched.h> and <sys/mount.h>.
 _CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
-# The character devices an agent's /dev holds (as a container's does), by major and minor.
-_DEVICES = {
-    "null": (1, 3),
-    "zero": (1, 5),
-    "full": (1, 7),
-    "random": (1, 8),
-    "urandom": (1, 9),
-    "tty": (5, 0),
-}
+# The character devices an agent's /dev holds, as a container's does.
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 # <linux/prctl.h> and <linux/capability.h>.
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
@@ -62,11 +59,19 @@ OFF = "--no-pid-namespaces"
 
 
 def available() -> bool:
-    """Whether this process may make PID namespaces (tried in a child, which then exits)."""
+    """Whether this process may give an agent its namespaces and its own /proc (tried in a
+    child, which then exits)."""
     pid = os.fork()
     if pid == 0:
-        made = ctypes.CDLL(None, use_errno=True).unshare(_CLONE_NEWPID | _CLONE_NEWNS) == 0
-        os._exit(0 if made else 1)
+        libc = ctypes.CDLL(None, use_errno=True)
+        if not _unshare(libc):
+            os._exit(1)
+        first = os.fork()  # the namespace's process 1, which alone may mount its /proc
+        if first == 0:
+            _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
+            os._exit(0 if _mount_proc(libc) else 1)
+        _, status = os.waitpid(first, 0)
+        os._exit(os.waitstatus_to_exitcode(status))
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) == 0
 
@@ -75,7 +80,7 @@ def enter() -> bool:
     """Return in the agent, process 2 of a new PID namespace with its own /proc; False if no
     namespace could be made (the agent then runs here)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS) != 0:
+    if not _unshare(libc):
         _drop_capabilities(libc)  # a root worker without CAP_SYS_ADMIN has others to keep
         return False
     ended_r, ended_w = os.pipe()
@@ -95,6 +100,25 @@ def enter() -> bool:
     return True
 
 
+def _unshare(libc: ctypes.CDLL) -> bool:
+    """Make a PID namespace for this process's children and a mount namespace for itself; for
+    a user other than root, inside a user namespace of its own, mapping only its uid and gid
+    (so files keep their owners, and it can become no one else)."""
+    if libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS) == 0:
+        return True
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS) != 0:
+        return False
+    maps = {"setgroups": "deny", "uid_map": f"{uid} {uid} 1", "gid_map": f"{gid} {gid} 1"}
+    try:
+        for name, text in maps.items():  # in this order: a gid_map needs setgroups denied
+            Path(f"/proc/self/{name}").write_text(text)
+    except OSError as error:  # without its ids in the namespace, nothing could run as the agent
+        os.write(2, f"arena: cannot map the agent's user in its namespace: {error}\n".encode())
+        os._exit(127)
+    return True
+
+
 def _own_views(libc: ctypes.CDLL) -> None:
     """The agent's own /proc, /sys and /dev, in its own mount namespace (private first, so that
     nothing propagates back to the host's). The host's /proc would still list every process.
@@ -104,28 +128,43 @@ def _own_views(libc: ctypes.CDLL) -> None:
     and the like are read-only, /sys is a fresh read-only one, and /dev holds only the usual
     character devices and an empty /dev/shm of its own."""
     _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
-    _mount(libc, "proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    if not _mount_proc(libc):
+        os.write(2, b"arena: cannot mount the agent's own /proc\n")
+        os._exit(127)  # the host's would show the worker's environment
     for path in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
         if os.path.exists(path):
             _mount(libc, path, path, None, _MS_BIND | _MS_REC)
             _mount(libc, None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY)
     hidden = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-    if not _mount(libc, "sysfs", "/sys", "sysfs", hidden):
+    if not _mount(libc, "sysfs", "/sys", "sysfs", hidden):  # not in a user namespace
         _mount(libc, "tmpfs", "/sys", "tmpfs", hidden)
-    if _mount(libc, "tmpfs", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC, "mode=755,size=65536k"):
-        _fill_dev()
+    _own_dev(libc)
 
 
-def _fill_dev() -> None:
-    with contextlib.suppress(OSError):  # a device short is better than no agent
-        for name, (major, minor) in _DEVICES.items():
-            os.mknod(f"/dev/{name}", 0o666 | stat.S_IFCHR, os.makedev(major, minor))
-            os.chmod(f"/dev/{name}", 0o666)  # mknod's mode is cut by the umask
-        os.mkdir("/dev/shm", 0o1777)
-        os.chmod("/dev/shm", 0o1777)
-        os.symlink("/proc/self/fd", "/dev/fd")
-        for fd, name in enumerate(("stdin", "stdout", "stderr")):
-            os.symlink(f"/proc/self/fd/{fd}", f"/dev/{name}")
+def _mount_proc(libc: ctypes.CDLL) -> bool:
+    return _mount(libc, "proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+
+
+def _own_dev(libc: ctypes.CDLL) -> None:
+    """A fresh /dev holding the host's devices of _DEVICES, each bound to its place (a user
+    namespace may not make device nodes, only bind the host's)."""
+    with contextlib.ExitStack() as opened:
+        devices = {}
+        for name in _DEVICES:
+            with contextlib.suppress(OSError):  # a device short is better than no agent
+                devices[name] = os.open(f"/dev/{name}", os.O_PATH)
+                opened.callback(os.close, devices[name])
+        options = "mode=755,size=65536k"
+        if not _mount(libc, "tmpfs", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC, options):
+            return
+        for name, fd in devices.items():
+            os.close(os.open(f"/dev/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
+            _mount(libc, f"/proc/self/fd/{fd}", f"/dev/{name}", None, _MS_BIND)
+    os.mkdir("/dev/shm", 0o1777)
+    os.chmod("/dev/shm", 0o1777)  # mkdir's mode is cut by the umask
+    os.symlink("/proc/self/fd", "/dev/fd")
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        os.symlink(f"/proc/self/fd/{fd}", f"/dev/{name}")
 
 
 def _mount(

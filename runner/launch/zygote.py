@@ -283,7 +283,8 @@ def main() -> int:
     if isolate and not pidns.available():
         sys.stderr.write(
             "arena fork server: cannot give agents a PID namespace of their own (that needs "
-            "root or CAP_SYS_ADMIN): process bots see the host's processes "
+            "root, CAP_SYS_ADMIN or user namespaces, which this kernel or container does not "
+            "allow this user): process bots see the host's processes "
             "(docs/writing-a-bot.md, section 8)\n"
         )
     task = Zygote(control).serve()

@@ -106,7 +106,7 @@ def test_a_fork_server_that_dies_mid_game_gets_the_game_played_again_not_a_forfe
 
 
 @pytest.mark.skipif(
-    not pidns.available(), reason="no PID namespaces here (they need root or CAP_SYS_ADMIN)"
+    not pidns.available(), reason="no PID namespaces here (see runner/launch/pidns.py)"
 )
 def test_a_bot_cannot_kill_the_fork_server(game_master: str, tmp_path: Path) -> None:
     # It sees only its own processes: its parent is its namespace's process 1, which a signal
