@@ -30,6 +30,7 @@ from arena.errors import ArenaError
 from arena.legal import Legal
 from arena.observation import Observation
 from arena.wire import pb
+from runner.pids import keep_private
 
 DEFAULT_GAME_MASTER = "127.0.0.1:50051"
 CONNECT_TIMEOUT_S = 30.0
@@ -287,6 +288,7 @@ def _decide(player: Player, decision: pb.DecisionRequest, log: TextIO) -> pb.Age
 
 def run(player: Player, *, agent_version: str = "") -> NoReturn:
     """Play the seat in ARENA_SEAT_TOKEN on ARENA_GAME_MASTER, then exit (see module doc)."""
+    keep_private()  # the seat token, from other seats' agents where they share a process table
     token = os.environ.get("ARENA_SEAT_TOKEN", "")
     address = os.environ.get("ARENA_GAME_MASTER") or DEFAULT_GAME_MASTER
     if not token:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from arena.errors import ArenaError
+from runner.pids import keep_private
 
 # Each module defines `register(subparsers)`, adding its subcommands with `func` set.
 # Modules import their heavy dependencies (grpc, redis, flask, sqlalchemy) inside `func`.
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    keep_private()  # its environment holds the arena's secrets; bots may run as this user
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -1,4 +1,5 @@
-"""Whether a process id is in use, which processes of a group still run, and dying with a parent."""
+"""Whether a process id is in use, which processes of a group still run, dying with a parent, and
+keeping a process's secrets from others of its user."""
 
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ def _stat_fields(pid: int) -> list[bytes] | None:
 
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 
 
 def die_with_parent(sig: int = signal.SIGTERM) -> None:
@@ -67,3 +69,13 @@ def die_with_parent(sig: int = signal.SIGTERM) -> None:
         return
     if os.getppid() != parent:  # the parent died before prctl took effect
         os.kill(os.getpid(), sig)
+
+
+def keep_private() -> None:
+    """Make this process undumpable: no other process of its user may then read its
+    /proc/PID/environ (the database URL, the admin token, a seat token) or its memory, or trace
+    it; only root may. Bots that share the host's process table (where the worker may make no
+    namespace, docs/writing-a-bot.md section 8) run as the worker's user. A program this
+    process execs is dumpable again; a fork of it is not. No-op off Linux."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)

@@ -30,7 +30,7 @@ from arena.errors import ArenaError
 from arena.storage.database import driver_reason
 from arena.storage.errors import SchemaTooNew
 from runner.periodic import every
-from runner.pids import die_with_parent
+from runner.pids import die_with_parent, keep_private
 from runner.queue import JOB_FUNCTIONS
 from runner.queue import queue_name as default_queue_name
 from runner.redis_conn import REDIS_DOWN
@@ -367,6 +367,7 @@ def setup_logging() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of one worker process (the supervisor starts these)."""
+    keep_private()  # its environment holds the database URL and the admin token
     parser = argparse.ArgumentParser(prog="runner.worker")
     parser.add_argument("--queue", default=default_queue_name())
     parser.add_argument("--burst", action="store_true")

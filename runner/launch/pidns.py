@@ -81,7 +81,7 @@ def enter() -> bool:
     namespace could be made (the agent then runs here)."""
     libc = ctypes.CDLL(None, use_errno=True)
     if not _unshare(libc):
-        _drop_capabilities(libc)  # a root worker without CAP_SYS_ADMIN has others to keep
+        drop_capabilities()  # a root worker without CAP_SYS_ADMIN has others to keep
         return False
     ended_r, ended_w = os.pipe()
     first = os.fork()
@@ -96,7 +96,7 @@ def enter() -> bool:
         _first_process(agent, ended_w)
     os.close(ended_w)
     die_with_parent(signal.SIGKILL)
-    _drop_capabilities(libc)
+    drop_capabilities()
     return True
 
 
@@ -183,9 +183,10 @@ def _mount(
     )
 
 
-def _drop_capabilities(libc: ctypes.CDLL) -> None:
+def drop_capabilities() -> None:
     """Leave the agent no capability, now or after any exec: as root it kept them all, and one
     umount of its /proc showed it the host's again (the worker's environment with it)."""
+    libc = ctypes.CDLL(None, use_errno=True)
     last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
     for capability in range(last + 1):
         libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)  # none to regain at an exec
