@@ -239,8 +239,36 @@ def test_something_other_than_redis_at_the_redis_url_is_one_line(tmp_path: Path)
     assert "check ARENA_REDIS_URL" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_ratings_of_a_ruleset_that_is_none_is_no_traceback(tmp_path: Path) -> None:
-    # Such a ruleset may be one an older arena stored as written: looked up as typed.
-    done = _arena(tmp_path, "ratings", "--ruleset", '{"points":null}')
-    assert "Traceback" not in done.stderr, done.stderr
-    assert done.stdout.startswith("no rated games under ruleset '{\"points\":null}' yet")
+@pytest.mark.parametrize(
+    ("ruleset", "expected"),
+    [
+        ("nosuch", "arena ratings: unknown ruleset 'nosuch'; choose one of standard, "),
+        ('standard{"min_bid":', "arena ratings: unknown ruleset 'standard{\"min_bid\":'; "),
+        ('{"min_bid":', "arena ratings: ruleset '{\"min_bid\":' is not valid JSON: "),
+        ('{"points":null}', "arena ratings: ruleset: points must be an"),
+    ],
+)
+def test_ratings_refuses_a_ruleset_it_cannot_read_instead_of_saying_no_games(
+    tmp_path: Path, ruleset: str, expected: str
+) -> None:
+    # A typo or a cut-off JSON object printed 'no rated games under ruleset ...' and exit 0,
+    # as if the ruleset were merely unplayed.
+    done = _arena(tmp_path, "ratings", "--ruleset", ruleset)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(expected) and done.stderr.count("\n") == 1, done.stderr
+    assert done.stdout == ""
+
+
+def test_ratings_of_a_ruleset_stored_as_written_by_an_older_arena_are_shown(
+    tmp_path: Path,
+) -> None:
+    from arena.storage import open_database
+    from tests.dashboard.fill import RULESET, fill
+
+    url = f"sqlite:///{tmp_path / 'older.db'}"
+    db = open_database(url)
+    fill(db)  # stores its games and ratings under "short-3", no ruleset this arena reads
+    db.dispose()
+    done = _arena(tmp_path, "ratings", "--ruleset", RULESET, ARENA_DATABASE_URL=url)
+    assert done.returncode == 0, done.stderr
+    assert f"ratings, ruleset {RULESET}" in done.stdout and "greedy@" in done.stdout

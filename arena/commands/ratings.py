@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,12 +24,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _show(args: argparse.Namespace) -> int:
     from arena.config import database_url
-    from arena.rulesets import as_stored
     from arena.storage import open_database, repo
     from runner.ratings_update import update_ratings
 
-    ruleset = as_stored(args.ruleset)
     with open_database(database_url()) as db, db.session() as session:
+        ruleset = _stored_ruleset(session, args.ruleset)
         if args.recompute:
             update_ratings(session, ruleset, from_scratch=True)
         rows = repo.get_ratings(session, ruleset)
@@ -77,3 +80,20 @@ def _show(args: argparse.Namespace) -> int:
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return 0
+
+
+def _stored_ruleset(session: Session, text: str) -> str:
+    """The ruleset as tournaments store it (ruleset_key), however it is written; as written if
+    the database has games or ratings under that spelling (stored by an older arena, say).
+    Otherwise it is refused as `arena play` refuses it: a typo or a cut-off JSON object showed
+    'no rated games' and exited 0, as if the ruleset were merely unplayed."""
+    from arena.errors import ArenaError
+    from arena.rulesets import ruleset_key
+    from arena.storage import repo
+
+    try:
+        return ruleset_key(text)
+    except ArenaError:
+        if text in repo.rated_rulesets(session) or text in repo.unrated_rulesets(session):
+            return text
+        raise
