@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from arena.actions import parse_action
@@ -32,6 +33,12 @@ _RULE = {
     "game_end": "RULES.md §4: the end of the game",
 }
 
+# The most `arena verify` reads of one file. A game of max_hands 1,000 takes about 4 MB, and
+# with a 200-character note on every decision some 50 MB; past this it is no record (/dev/zero
+# or an endless pipe was read until memory ran out). Read in pieces of _READ_BYTES.
+MAX_RECORD_BYTES = 128 * 1024 * 1024
+_READ_BYTES = 1024 * 1024
+
 
 @dataclass(frozen=True)
 class Verified:
@@ -45,6 +52,23 @@ class Verified:
     scores: tuple[int, int]
     winner: int | None
     reason: str
+
+
+def read_record(path: Path) -> str:
+    """A record file's text, read in bounded pieces: RecordError naming the file and the limit
+    once it is longer than any record can be, pipes and devices included (they have no size to
+    check first). UnicodeDecodeError if it is not UTF-8, its `start` counted from the file's
+    first byte."""
+    text = bytearray()
+    with path.open("rb") as stream:
+        while piece := stream.read(_READ_BYTES):
+            if len(text) + len(piece) > MAX_RECORD_BYTES:
+                raise RecordError(
+                    f"{path}: longer than {MAX_RECORD_BYTES:,} bytes "
+                    f"({MAX_RECORD_BYTES // 2**20} MiB), more than any record can be"
+                )
+            text += piece
+    return text.decode("utf-8")
 
 
 def verify_text(text: str, name: str = "<record>") -> Verified:

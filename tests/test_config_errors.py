@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -209,6 +210,38 @@ def test_verify_says_what_is_wrong_with_a_file_that_is_no_record(tmp_path: Path)
     assert f"FAIL {binary}: not UTF-8 text (byte 10: invalid start byte)" in done.stderr
     assert f"FAIL {deep}: line 1: nested too deeply to be a record" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _limit_memory() -> None:
+    # Without a limit a verify that reads without end takes all the machine's memory first.
+    resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/stdin"])  # stdin: an endless pipe
+def test_verify_stops_reading_at_what_a_record_can_hold(tmp_path: Path, path: str) -> None:
+    # `arena verify /dev/zero` read until memory ran out; a pipe has no size to check first.
+    from arena.verify import MAX_RECORD_BYTES
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    endless = subprocess.Popen(["yes", '{"record":"sixty-three/1"}'], stdout=subprocess.PIPE)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "verify", path],
+            stdin=endless.stdout,
+            env={**env, "ARENA_DATA_DIR": str(tmp_path / "data")},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=_limit_memory,
+        )
+    finally:
+        endless.kill()
+        endless.wait()
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (
+        f"FAIL {path}: longer than {MAX_RECORD_BYTES:,} bytes (128 MiB), more than any record "
+        "can be\n"
+    )
 
 
 def test_something_other_than_redis_at_the_redis_url_is_one_line(tmp_path: Path) -> None:

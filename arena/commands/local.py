@@ -292,12 +292,12 @@ def _print_duplicate(scores: Sequence[Sequence[int]], layouts: list[list[str]]) 
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from arena.verify import verify_text
+    from arena.verify import read_record, verify_text
 
     failed = 0
     for path in args.files:
         try:
-            v = verify_text(path.read_text(encoding="utf-8"), str(path))
+            v = verify_text(read_record(path), str(path))
         except OSError as exc:
             print(f"{path}: cannot read: {exc.strerror}", file=sys.stderr)
             failed += 1
