@@ -7,12 +7,14 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis
 
@@ -63,6 +65,7 @@ def connect(url: str | None = None, *, check: bool = True) -> redis.Redis:
     url = redis_url() if url is None else url
     if not url:
         return embedded(data_dir())
+    _check_database(url)
     try:
         client = redis.Redis.from_url(
             url,
@@ -78,6 +81,29 @@ def connect(url: str | None = None, *, check: bool = True) -> redis.Redis:
     if check:
         ping(client, url)
     return client
+
+
+def _check_database(url: str) -> None:
+    """Refuse a URL whose database is not a number: redis-py reads '/x' as no database (0, some
+    other arena's queue) and '/1/2' as 12, where the user meant something else."""
+    parts = urlsplit(url)
+    given = []
+    if parts.scheme in ("redis", "rediss") and parts.path not in ("", "/"):
+        given.append(("path", unquote(parts.path)))  # redis-py unquotes it too
+    given += [("db parameter", value) for value in parse_qs(parts.query).get("db", [])]
+    for where, value in given:
+        number = value.removeprefix("/") if where == "path" else value
+        if not re.fullmatch(r"[0-9]+", number):
+            raise ConfigError(
+                f"ARENA_REDIS_URL={_hide_password(url)!r}: its {where} {value!r} is not a "
+                "database number; write the database as a whole number of 0 or more, e.g. "
+                "redis://127.0.0.1:6379/0 (no path is database 0)"
+            )
+    if len({int(v.removeprefix("/")) for _, v in given}) > 1:
+        raise ConfigError(
+            f"ARENA_REDIS_URL={_hide_password(url)!r} names two databases; give one, e.g. "
+            "redis://127.0.0.1:6379/0"
+        )
 
 
 def ping(client: redis.Redis, where: str | None = None) -> None:
@@ -262,9 +288,9 @@ def _pid(info: dict[str, Any]) -> int | None:
 
 def _hide_password(url: str) -> str:
     try:
-        parsed = redis.connection.parse_url(url)
-    except (ValueError, TypeError):
+        password = urlsplit(url).password  # redis-py's parse_url refuses some URLs we name
+    except ValueError:
         return url
-    if parsed.get("password"):
-        return url.replace(f":{parsed['password']}@", ":***@")
+    if password:
+        return url.replace(f":{password}@", ":***@")
     return url

@@ -101,6 +101,37 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
         # accepted at start; every night's job then failed on it
         ({}, ["scheduler", "--sets", "100000000"], "--sets: must be at most 100000"),
         ({}, ["tournament", "list", "--limit", str(10**20)], "--limit: must be at most 10000"),
+        # redis-py took '/x' for database 0 (another arena's queue, say) and '/1/2' for 12
+        (
+            {"ARENA_REDIS_URL": "redis://127.0.0.1:{port}/x"},
+            ["tournament", "create", "--sets", "1"],
+            "ARENA_REDIS_URL='redis://127.0.0.1:{port}/x': its path '/x' is not a database number",
+        ),
+        (
+            {"ARENA_REDIS_URL": "rediss://127.0.0.1:{port}/1/2"},
+            ["worker"],
+            "its path '/1/2' is not a database number; write the database as a whole number",
+        ),
+        (
+            {"ARENA_REDIS_URL": "redis://:s3cret@127.0.0.1:{port}?db=y"},
+            ["scheduler"],
+            "ARENA_REDIS_URL='redis://:***@127.0.0.1:{port}?db=y': its db parameter 'y' is not",
+        ),
+        (  # redis-py gives the password unquoted: it was shown as written
+            {"ARENA_REDIS_URL": "redis://:s3cret%21@127.0.0.1:{port}/0"},
+            ["tournament", "create", "--sets", "1"],
+            "cannot reach Redis at redis://:***@127.0.0.1:{port}/0",
+        ),
+        (
+            {"ARENA_REDIS_URL": "unix:///tmp/no.sock?db=-1"},
+            ["tournament", "create", "--sets", "1"],
+            "its db parameter '-1' is not a database number",
+        ),
+        (
+            {"ARENA_REDIS_URL": "redis://127.0.0.1:{port}/1?db=2"},
+            ["tournament", "create", "--sets", "1"],
+            "ARENA_REDIS_URL='redis://127.0.0.1:{port}/1?db=2' names two databases; give one",
+        ),
         (
             {"ARENA_REDIS_URL": "notaurl"},
             ["tournament", "create", "--sets", "1"],

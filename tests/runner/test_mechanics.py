@@ -734,6 +734,23 @@ def test_unreachable_redis_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatch) -
     assert "start redis-server or unset ARENA_REDIS_URL to use the embedded one" in message
 
 
+@pytest.mark.parametrize("spelling", ["{base}/{db}", "{base}/{db}?db={db}", "{base}?db={db}"])
+def test_a_redis_url_reaches_the_database_it_names(redis_url: str, spelling: str) -> None:
+    # What the refusal of '/x' and '/1/2' (tests/test_config_errors.py) still lets through.
+    from urllib.parse import urlsplit
+
+    from runner import redis_conn
+
+    parts = urlsplit(redis_url)
+    base = f"{parts.scheme}://{parts.netloc}"
+    db = int(parts.path.strip("/") or 0)
+    client = redis_conn.connect(spelling.format(base=base, db=db))
+    try:
+        assert client.client_info()["db"] == db
+    finally:
+        client.close()
+
+
 _EMBEDDED = """
 import os, sys, time
 from runner import redis_conn
