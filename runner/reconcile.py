@@ -41,6 +41,12 @@ from runner.tournament import (
 
 log = logging.getLogger(__name__)
 
+# The "cannot rate" failures this process has logged, per database (by URL): ruleset -> reason.
+# A ruleset that cannot be rated fails the same way on every pass, and logged on every pass it
+# buried the rest of the log. One is logged again once it changes, or once it has been
+# resolved (rated, or gone from the unrated) and comes back.
+_cannot_rate_logged: dict[str, dict[str, str]] = {}
+
 
 @dataclass
 class Reconciled:
@@ -138,15 +144,23 @@ def _rate_unrated(db: Database, connection: redis.Redis, report: Reconciled) -> 
     refusing its name, say) stopped every pass before it queued any set, of every tournament."""
     with db.session() as session:
         rulesets = repo.unrated_rulesets(session)
+    logged = _cannot_rate_logged.get(db.shown_url, {})
+    failing: dict[str, str] = {}
     for ruleset in rulesets:
         try:
             with db.session() as session, ratings_lock(connection, ruleset):
                 update_ratings(session, ruleset)
         except (DatabaseError, ArenaError) as exc:
             why = driver_reason(exc) if isinstance(exc, DatabaseError) else str(exc)
-            log.error(
-                "reconciler: cannot rate the games of %s; they stay unrated: %s", ruleset, why
-            )
+            failing[ruleset] = why
+            if logged.get(ruleset) != why:
+                log.error(
+                    "reconciler: cannot rate the games of %s; they stay unrated: %s (said "
+                    "once: later passes try again quietly)",
+                    ruleset,
+                    why,
+                )
             continue
         log.info("reconciler: rated the games of %s that no rating pass had", ruleset)
         report.rated.append(ruleset)
+    _cannot_rate_logged[db.shown_url] = failing

@@ -250,6 +250,52 @@ def test_a_ruleset_that_cannot_be_rated_does_not_stop_the_reconciler(
     assert f"reconciler: cannot rate the games of {too_long}; they stay unrated: " in caplog.text
 
 
+def test_the_reconciler_logs_a_ruleset_it_cannot_rate_once_not_every_pass(
+    arena_env: dict[str, str],
+    register: Callable[..., list[str]],
+    postgres_url: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The same "cannot rate" error came on every pass, every few seconds, for as long as the
+    # games stayed: the rest of the worker's log was buried under it.
+    from sqlalchemy import text
+
+    from runner import redis_conn
+    from runner.reconcile import reconcile
+    from runner.tournament import run_game_set
+
+    def said(ruleset: str) -> int:
+        start = f"reconciler: cannot rate the games of {ruleset}; they stay unrated: "
+        return sum(r.getMessage().startswith(start) for r in caplog.records)
+
+    arena_env["ARENA_DATABASE_URL"] = postgres_url
+    register("random", "greedy")
+    _tid, [played] = _tournament(arena_env)
+    x, y = "x" * 250, "y" * 250  # longer than PostgreSQL's ratings.ruleset holds
+    with _as_a_worker(arena_env) as (db, client), caplog.at_level("INFO", "runner.reconcile"):
+        assert run_game_set(db, played, client).recorded
+        with db.session() as session:
+            one = session.query(Game.id).limit(1).scalar()
+        with db.engine.begin() as conn:
+            conn.execute(text("UPDATE games SET ruleset = :r, rated_seq = NULL"), {"r": x})
+        for _ in range(3):
+            assert reconcile(db, redis_conn.connect()).rated == []
+        assert said(x) == 1
+        with db.engine.begin() as conn:  # a new failure is news
+            conn.execute(text("UPDATE games SET ruleset = :r WHERE id = :g"), {"r": y, "g": one})
+        reconcile(db, redis_conn.connect())
+        reconcile(db, redis_conn.connect())
+        assert (said(x), said(y)) == (1, 1)
+        with db.engine.begin() as conn:  # resolved: they are rated
+            conn.execute(text("UPDATE games SET ruleset = :r"), {"r": QUICK})
+        assert reconcile(db, redis_conn.connect()).rated == [QUICK]
+        with db.engine.begin() as conn:  # and back again: news again
+            conn.execute(text("UPDATE games SET ruleset = :r, rated_seq = NULL"), {"r": x})
+        reconcile(db, redis_conn.connect())
+        reconcile(db, redis_conn.connect())
+        assert (said(x), said(y)) == (2, 1)
+
+
 def test_a_set_given_up_on_then_recorded_by_a_run_still_going_finishes_its_tournament(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
