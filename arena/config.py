@@ -91,7 +91,9 @@ def listen_address(option: str | None, variable: str) -> tuple[str, int]:
 def data_dir() -> Path:
     path = Path(env("ARENA_DATA_DIR")).resolve()
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        # Its own user's only: the database holds the seed, and so every hand, of every game
+        # not yet played (an existing directory keeps the mode it has).
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(
             f"ARENA_DATA_DIR={env('ARENA_DATA_DIR')!r}: cannot use {path} as the data directory "

@@ -1,4 +1,6 @@
-"""The arena's processes keep their environment and memory from other processes of their user.
+"""The arena keeps its secrets: its processes their environment and memory from other processes
+of their user, its data directory (the database knows every hand not yet played) from other
+users.
 
 Bots run as the worker's user, and where the worker may make no namespace they share its
 process table (docs/writing-a-bot.md section 8): a dumpable process's /proc/PID/environ is
@@ -10,6 +12,7 @@ probes (a process without a capability may not read one with more).
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import threading
@@ -103,3 +106,18 @@ def test_an_sdk_agent_keeps_its_seat_token_to_itself(
         started, [sys.executable, "-m", "sample_agents.random_bot"], env, "no game master"
     )
     assert _probe(pid) == "refused"
+
+
+def test_a_new_data_directory_is_its_users_only(tmp_path: Path) -> None:
+    data = tmp_path / "new" / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    listed = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "bots", "list"],
+        env={**env, "ARENA_DATA_DIR": str(data)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert (data / "arena.db").exists()
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
