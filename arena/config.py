@@ -26,6 +26,7 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "ARENA_DASHBOARD_LISTEN": ("127.0.0.1:8063", "host:port the dashboard serves on"),
     "ARENA_ADMIN_TOKEN": ("", "token required by dashboard actions that change data"),
     "ARENA_NIGHTLY_CRON": ("0 2 * * *", "cron expression (UTC) of the nightly round robin"),
+    "ARENA_AGENT_LOGS": ("", "where workers keep every seat's stderr; empty = only with a fault"),
 }
 
 
@@ -89,15 +90,25 @@ def listen_address(option: str | None, variable: str) -> tuple[str, int]:
 
 
 def data_dir() -> Path:
-    path = Path(env("ARENA_DATA_DIR")).resolve()
+    return _own_directory("ARENA_DATA_DIR", "the data directory")
+
+
+def agent_logs_dir() -> Path | None:
+    """The directory ARENA_AGENT_LOGS names, made if need be; None where it is not set."""
+    return _own_directory("ARENA_AGENT_LOGS", "agents' logs") if env("ARENA_AGENT_LOGS") else None
+
+
+def _own_directory(variable: str, what: str) -> Path:
+    path = Path(env(variable)).resolve()
     try:
         # Its own user's only: the database holds the seed, and so every hand, of every game
-        # not yet played (an existing directory keeps the mode it has).
+        # not yet played; a bot's log may say what it held (an existing directory keeps the
+        # mode it has).
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(
-            f"ARENA_DATA_DIR={env('ARENA_DATA_DIR')!r}: cannot use {path} as the data directory "
-            f"({exc.strerror}); give a directory this user may create or write"
+            f"{variable}={env(variable)!r}: cannot use {path} as {what} ({exc.strerror}); give "
+            "a directory this user may create or write"
         ) from None
     return path
 

@@ -313,7 +313,7 @@ def play_game(
     launched = played = time.monotonic()
     try:
         for seat, bot in enumerate(seats):
-            label = f"{opened.game_id}-s{seat}"
+            label = f"{opened.game_id}-s{seat}-{bot.ref}"  # names its log, its container
             spec = _spec(bot, opened.tokens[seat], address, label, agent_limits)
             try:
                 agents[seat] = launchers.for_bot(bot).launch(spec)

@@ -17,7 +17,7 @@ import grpc
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from arena.config import Limits
+from arena.config import Limits, agent_logs_dir
 from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient
 from arena.rulesets import ruleset_key
@@ -298,7 +298,6 @@ def _run_game_set(
     agent_game_master: str | None,
     ratings_lock: Callable[[str], contextlib.AbstractContextManager[object]] | None,
 ) -> SetOutcome:
-    launchers = launchers or Launchers.default()
     agent_limits = agent_limits or AgentLimits()
     with db.session() as session:
         if not repo.mark_set_running(session, set_id):
@@ -317,6 +316,8 @@ def _run_game_set(
         seed, dealer = game_set.seed, game_set.first_dealer
         limits = Limits(**{k: v for k, v in tournament.limits.items() if k in _LIMIT_FIELDS})
         connect_ms = int(tournament.limits.get("connect_ms", CONNECT_MS))
+    logs = agent_logs_dir()
+    launchers = launchers or Launchers.default(logs / tid if logs else None)
     timings: list[GameTiming] = []
     # Agents are stopped in the background, and all of them before the set returns.
     beat = functools.partial(_beat, db, set_id, attempts)

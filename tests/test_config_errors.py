@@ -143,6 +143,11 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
             "ARENA_DATA_DIR='/dev/null/data': cannot use /dev/null/data as the data directory",
         ),
         (
+            {"ARENA_AGENT_LOGS": "/dev/null/logs"},
+            ["worker"],
+            "ARENA_AGENT_LOGS='/dev/null/logs': cannot use /dev/null/logs as agents' logs",
+        ),
+        (
             {"ARENA_GAME_MASTER": "nohostport"},
             ["gamemaster"],
             "ARENA_GAME_MASTER='nohostport': write it as HOST:PORT",

@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run(args: argparse.Namespace) -> int:
-    from arena.config import Limits, database_url, env, parse_listen
+    from arena.config import Limits, agent_logs_dir, database_url, env, parse_listen
     from arena.storage.database import check_url
     from runner import redis_conn
     from runner.queue import queue_name
@@ -44,6 +44,7 @@ def _run(args: argparse.Namespace) -> int:
     # What a game set and the nightly job will read, checked now rather than in every job.
     parse_listen(env("ARENA_GAME_MASTER"), "ARENA_GAME_MASTER")
     Limits.from_env()
+    agent_logs_dir()
     check_url(database_url())  # a database that is down is waited for; a bad URL is not
     setup_logging()
     redis_conn.connect()  # fail now, with the fix in the message, if Redis is not there

@@ -7,9 +7,10 @@ import os
 import re
 import signal
 from collections.abc import Callable
+from pathlib import Path
 
 from arena.storage import open_database, repo
-from arena.storage.models import Fault, Game, GameSet, RatingHistory
+from arena.storage.models import BotVersion, Fault, Game, GameSet, RatingHistory
 from tests.runner.conftest import QUICK, RedisServer, Workers, arena, wait_for
 
 ID = re.compile(r"tournament (t-\S+):")
@@ -197,3 +198,27 @@ def test_the_status_of_a_gauntlet_names_its_champion(
     assert f"tournament {tid}: gauntlet of random@1, ruleset {QUICK}" in status.stdout
     listed = arena(arena_env, "tournament", "list").stdout
     assert f"{tid}  gauntlet of random@1  " in listed
+
+
+def test_a_worker_given_agent_logs_keeps_every_seats_stderr(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers, tmp_path: Path
+) -> None:
+    # Without it a bot's stderr is kept only with a fault: its author, debugging, saw nothing.
+    register("chatty", "greedy")
+    tid = _create(arena_env, "--sets", "1")
+    workers.env["ARENA_AGENT_LOGS"] = str(tmp_path / "agent-logs")
+    workers.start(count=1)
+    status = arena(arena_env, "tournament", "status", tid, "--follow", "--interval", "0.3",
+                   timeout=120)  # fmt: skip
+    assert status.returncode == 0, status.stderr
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        refs = {v.id: v.ref.replace("@", "-") for v in session.query(BotVersion)}
+        expected = {
+            f"{game.id}-s{seat}-{refs[getattr(game, f'seat{seat}_id')]}.stderr.log"
+            for game in session.query(Game)
+            for seat in range(4)
+        }
+    logs = tmp_path / "agent-logs" / tid
+    assert len(expected) == 8 and {log.name for log in logs.iterdir()} == expected
+    for log in logs.iterdir():
+        assert ("chatty plays" in log.read_text()) == ("-chatty-1." in log.name), log
