@@ -136,7 +136,7 @@ def _own_views(libc: ctypes.CDLL) -> None:
             _mount(libc, path, path, None, _MS_BIND | _MS_REC)
             _mount(libc, None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY)
     hidden = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-    if not _mount(libc, "sysfs", "/sys", "sysfs", hidden):  # not in a user namespace
+    if not _mount(libc, "sysfs", "/sys", "sysfs", hidden):  # a user namespace may not
         _mount(libc, "tmpfs", "/sys", "tmpfs", hidden)
     _own_dev(libc)
 
