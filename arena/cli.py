@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "arena.commands.watch",
     "arena.commands.dashboard",
     "arena.commands.demo",
+    "arena.commands.db",
 ]
 
 

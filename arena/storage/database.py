@@ -23,7 +23,13 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DatabaseError,
+    DBAPIError,
+    NoSuchModuleError,
+    OperationalError,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.storage.errors import DatabaseUnavailable, SchemaTooNew
@@ -150,7 +156,7 @@ class Database:
     @property
     def shown_url(self) -> str:
         """The URL without its password, for messages."""
-        return _shown(self.engine.url)
+        return shown_url(self.engine.url)
 
     @property
     def dialect(self) -> str:
@@ -188,28 +194,39 @@ class Database:
         return f"<Database {self.url.render_as_string(hide_password=True)}>"
 
 
-def open_database(url: str | URL, **engine_kwargs: Any) -> Database:
+def open_database(
+    url: str | URL, *, setting: str = "ARENA_DATABASE_URL", **engine_kwargs: Any
+) -> Database:
     """Connect to `url`, creating or upgrading the schema, and return the Database.
 
     SQLite files get WAL mode, foreign keys and a busy timeout on every connection;
     their parent directory is created. PostgreSQL URLs may carry libpq parameters such
-    as `?options=-csearch_path%3Dmyschema`.
+    as `?options=-csearch_path%3Dmyschema`. `setting` is where the URL was given, for the
+    messages that say how to fix it.
     """
-    engine = _engine(url, engine_kwargs)
+    engine = _engine(url, engine_kwargs, setting)
     try:
         _migrate(engine)
     except OperationalError as exc:
         engine.dispose()
         raise DatabaseUnavailable(
-            f"cannot reach the database at {_shown(url)} ({driver_reason(exc)}): start it, fix "
-            "ARENA_DATABASE_URL, or unset it to use SQLite in the data directory"
+            f"cannot reach the database at {shown_url(url)} ({driver_reason(exc)}): start it, "
+            + _advice(
+                setting,
+                "fix ARENA_DATABASE_URL, or unset it to use SQLite in the data directory",
+                f"or fix {setting}",
+            )
         ) from None
     except DatabaseError as exc:  # reached, but not a database (e.g. some other file)
         engine.dispose()
         raise DatabaseUnavailable(
-            f"cannot use the database at {_shown(url)} ({driver_reason(exc)}): point "
-            "ARENA_DATABASE_URL at an arena database, or unset it to use SQLite in the data "
-            "directory"
+            f"cannot use the database at {shown_url(url)} ({driver_reason(exc)}): point "
+            + _advice(
+                setting,
+                "ARENA_DATABASE_URL at an arena database, or unset it to use SQLite in the data "
+                "directory",
+                f"{setting} at an arena database or an empty one",
+            )
         ) from None
     return Database(engine)
 
@@ -220,7 +237,9 @@ def check_url(url: str | URL) -> None:
     _engine(url, {}).dispose()
 
 
-def _engine(url: str | URL, engine_kwargs: dict[str, Any]) -> Engine:
+def _engine(
+    url: str | URL, engine_kwargs: dict[str, Any], setting: str = "ARENA_DATABASE_URL"
+) -> Engine:
     try:
         parsed = make_url(url)
         if parsed.get_backend_name() == "sqlite":
@@ -229,18 +248,28 @@ def _engine(url: str | URL, engine_kwargs: dict[str, Any]) -> Engine:
         return create_engine(parsed, **engine_kwargs)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
         raise DatabaseUnavailable(
-            f"cannot use database URL {_shown(url)}: {exc}. Use sqlite:///PATH or "
-            "postgresql+psycopg://USER@HOST:PORT/DB, or unset ARENA_DATABASE_URL for SQLite "
-            "in the data directory"
+            f"cannot use database URL {shown_url(url)}: {exc}. Use sqlite:///PATH or "
+            "postgresql+psycopg://USER@HOST:PORT/DB"
+            + _advice(
+                setting,
+                ", or unset ARENA_DATABASE_URL for SQLite in the data directory",
+                f" (given as {setting})",
+            )
         ) from None
 
 
-def driver_reason(exc: DatabaseError) -> str:
+def _advice(setting: str, for_variable: str, elsewhere: str) -> str:
+    """How to fix a URL: ARENA_DATABASE_URL may also be unset; a URL given elsewhere (a
+    command's --to) can only be fixed where it was given."""
+    return for_variable if setting == "ARENA_DATABASE_URL" else elsewhere
+
+
+def driver_reason(exc: DBAPIError) -> str:
     """The driver's own words, first line only."""
     return str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
 
 
-def _shown(url: str | URL) -> str:
+def shown_url(url: str | URL) -> str:
     """The URL without its password, for messages."""
     try:
         return make_url(url).render_as_string(hide_password=True)
