@@ -88,6 +88,39 @@ def test_demo_runs_a_round_robin_and_stops_every_process(tmp_path: Path) -> None
     _assert_nothing_left(tmp_path, out)
 
 
+def test_demo_without_node_plays_the_other_sample_bots_and_says_why(tmp_path: Path) -> None:
+    # Regression: load_manifest refused the JavaScript bot's missing `node` before the demo
+    # could skip it, so without Node.js the whole demo failed (exit 2).
+    env = _demo_env(tmp_path)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    python_dir = os.path.dirname(sys.executable)
+    assert not os.path.exists(os.path.join(python_dir, "node"))
+    env["PATH"] = f"{python_dir}:{empty}"  # no node anywhere on it
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "demo", "--games", "small", "--no-serve"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert set(re.findall(r"registered bot (\S+)", out)) == {
+        "greedy@1",
+        "random@1",
+        "stdio-python@1",
+    }
+    skipped = [line for line in out.splitlines() if "skipping" in line]
+    assert len(skipped) == 1, out
+    assert "js-heuristic: Node.js is not installed" in skipped[0]
+    assert "apt-get install nodejs npm" in skipped[0]
+    table = out[out.index("RANK") :]
+    assert len([line for line in table.splitlines()[1:] if line[:1].isdigit()]) == 3, table
+    _assert_nothing_left(tmp_path, out)
+
+
 @pytest.mark.parametrize("flag", ["--workers=0", "--games=huge"])
 def test_demo_refuses_bad_options(flag: str, tmp_path: Path) -> None:
     env = dict(os.environ, ARENA_DATA_DIR=str(tmp_path / "data"))

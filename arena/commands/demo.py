@@ -7,6 +7,7 @@ import secrets
 import shutil
 import sys
 import time
+import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -123,13 +124,14 @@ def _register_sample_bots(db: Database) -> list[str]:
 
     refs = []
     for directory in sorted(p for p in SAMPLE_BOTS.iterdir() if (p / "bot.toml").is_file()):
-        manifest = load_manifest(directory)
-        if manifest.language == "javascript" and not _node_ready():
-            _say(
-                f"skipping {manifest.name}: Node.js or its npm packages are missing "
-                "(run scripts/setup, which installs them)"
-            )
+        # Before load_manifest, which refuses a command that is not on PATH: without Node.js
+        # the JavaScript bot is left out, not the whole demo.
+        with (directory / "bot.toml").open("rb") as fh:
+            raw = tomllib.load(fh)
+        if raw.get("language") == "javascript" and (missing := _node_missing()):
+            _say(f"skipping {raw.get('name', directory.name)}: {missing}")
             continue
+        manifest = load_manifest(directory)
         ref = f"{manifest.name}@{manifest.version}"
         with db.session() as session:
             try:
@@ -142,9 +144,16 @@ def _register_sample_bots(db: Database) -> list[str]:
     return refs
 
 
-def _node_ready() -> bool:
-    js = SAMPLE_BOTS.parent / "js"
-    return shutil.which("node") is not None and (js / "node_modules").is_dir()
+def _node_missing() -> str:
+    """Why the JavaScript sample bot cannot run here, or "" when it can."""
+    if shutil.which("node") is None:
+        return (
+            "Node.js is not installed ('node' is not on PATH); install it with "
+            "`sudo apt-get install nodejs npm` (or as root), then run scripts/setup"
+        )
+    if not (SAMPLE_BOTS.parent / "js" / "node_modules").is_dir():
+        return "its npm packages are missing; run scripts/setup, which installs them"
+    return ""
 
 
 def _start_services(stack: Stack, args: argparse.Namespace) -> None:
