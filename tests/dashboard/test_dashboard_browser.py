@@ -40,7 +40,10 @@ GAME = f"{FINISHED_TOURNAMENT}-set-00001-g0"  # greedy (seats 0, 2) against the 
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(),
-    reason="Debian's chromium is not installed at /usr/bin/chromium (scripts/test installs it)",
+    reason=(
+        "Debian's chromium is not installed at /usr/bin/chromium: install it with "
+        "`sudo apt-get install chromium` (or run scripts/test as root, which installs it)"
+    ),
 )
 
 
