@@ -42,6 +42,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     keep_private()  # its environment holds the arena's secrets; bots may run as this user
+    try:
+        try:
+            return _run(argv)
+        finally:
+            # Here, not at exit: stdout to a pipe is buffered (unless PYTHONUNBUFFERED), so a
+            # reader gone often shows only at the last flush, which at exit can only print
+            # "Exception ignored ... BrokenPipeError" and exit 120.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader of our output went away (`arena watch ID | head`): stop quietly, and point
+        # stdout at /dev/null so that the flush at exit does not fail again (Python's docs).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -51,11 +67,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"arena {args.command}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # The reader of our output went away (`arena watch ID | head`): stop quietly, and point
-        # stdout at /dev/null so that the flush at exit does not fail again (Python's docs).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
     except OSError as exc:
         if exc.filename is None:  # not a file the user named: a bug, whose traceback helps
             raise
