@@ -9,6 +9,7 @@ import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -87,6 +88,16 @@ def test_a_match_between_two_bots_that_cannot_start_fails_their_sets_saying_why(
     )
 
 
+def _read_until(stream: IO[str], start: str) -> str:
+    """The lines read from `stream` up to and including the first that begins with `start`."""
+    lines = []
+    while line := stream.readline():
+        lines.append(line)
+        if line.startswith(start):
+            return "".join(lines)
+    raise AssertionError(f"no line starting {start!r} in:\n{''.join(lines)}")
+
+
 def test_a_match_stopped_by_sigterm_settles_its_sets(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
@@ -102,9 +113,11 @@ def test_a_match_stopped_by_sigterm_settles_its_sets(
         cwd=ROOT,
     )
     assert match.stdout is not None
-    head = match.stdout.readline()
-    tournament_id = head.split()[1].rstrip(":")
-    assert match.stdout.readline().startswith("set 1/40: ")
+    # Other lines may come first: the fork server's warning that it cannot give agents a PID
+    # namespace, on a machine that does not allow one.
+    head = _read_until(match.stdout, "match ")
+    tournament_id = head.splitlines()[-1].split()[1].rstrip(":")
+    head += _read_until(match.stdout, "set 1/40: ")
     match.send_signal(signal.SIGTERM)
     out = head + match.stdout.read()
     assert match.wait(timeout=60) == 130, out
