@@ -52,6 +52,9 @@ DEATH_POLL_S = 0.05
 # How long a seat that forfeited by disconnecting is given to end, so that its exit code and
 # stderr are kept: the game master sees its stream break while the process is still exiting.
 EXIT_SETTLE_S = 2.0
+# How long an agent whose game ended may take to exit by itself before it is stopped: most do
+# at once, and a bot's last words (the SDK's "game ... over", a log it flushes) are kept.
+OWN_END_S = 0.5
 
 
 class GameAborted(ArenaError):
@@ -157,7 +160,7 @@ class AgentStopper:
         self._stops: list[Future[None]] = []
 
     def stop(self, agents: Sequence[RunningAgent | None]) -> None:
-        self._stops += [_chores.submit(agent.stop) for agent in agents if agent is not None]
+        self._stops += [_chores.submit(_end, agent) for agent in agents if agent is not None]
 
     def join(self) -> None:
         futures.wait(self._stops)
@@ -171,6 +174,12 @@ class AgentStopper:
 
     def __exit__(self, *exc: object) -> None:
         self.join()
+
+
+def _end(agent: RunningAgent) -> None:
+    """Stop the agent of a game that ended, once it had OWN_END_S to end by itself."""
+    agent.wait(OWN_END_S)
+    agent.stop()
 
 
 def _record_faults(record: str) -> list[FaultInfo]:

@@ -213,12 +213,15 @@ def test_a_worker_given_agent_logs_keeps_every_seats_stderr(
     assert status.returncode == 0, status.stderr
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
         refs = {v.id: v.ref.replace("@", "-") for v in session.query(BotVersion)}
-        expected = {
-            f"{game.id}-s{seat}-{refs[getattr(game, f'seat{seat}_id')]}.stderr.log"
+        games = {  # each seat's log, by name: the game it was of
+            f"{game.id}-s{seat}-{refs[getattr(game, f'seat{seat}_id')]}.stderr.log": game.id
             for game in session.query(Game)
             for seat in range(4)
         }
     logs = tmp_path / "agent-logs" / tid
-    assert len(expected) == 8 and {log.name for log in logs.iterdir()} == expected
+    assert len(games) == 8 and {log.name for log in logs.iterdir()} == set(games)
     for log in logs.iterdir():
-        assert ("chatty plays" in log.read_text()) == ("-chatty-1." in log.name), log
+        said = log.read_text()
+        assert ("chatty plays" in said) == ("-chatty-1." in log.name), log
+        # The SDK's last line, as its game ended: the agent was not stopped before it.
+        assert f"game {games[log.name]} over" in said, log
