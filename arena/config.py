@@ -98,6 +98,27 @@ def agent_logs_dir() -> Path | None:
     return _own_directory("ARENA_AGENT_LOGS", "agents' logs") if env("ARENA_AGENT_LOGS") else None
 
 
+def hide_password(url: str) -> str:
+    """`url` with its password shown as ***, for messages: the one after the user name (found
+    up to the last '@', as a '/' or ':' in it may be left unencoded) and any `password`
+    query parameter (SQLAlchemy and redis-py both read one)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    end = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    head, tail = rest[:end], rest[end:]
+    userinfo, at, host = head.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    if at and colon and password:
+        head = f"{user}:***@{host}"
+    query, hash_, fragment = tail.partition("#")
+    params = [
+        f"{key}=***" if key.lower().endswith("password") and value else f"{key}{eq}{value}"
+        for key, eq, value in (part.partition("=") for part in query.split("&"))
+    ]
+    return f"{scheme}://{head}{'&'.join(params)}{hash_}{fragment}"
+
+
 def _own_directory(variable: str, what: str) -> Path:
     path = Path(env(variable)).resolve()
     try:

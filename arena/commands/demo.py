@@ -70,13 +70,14 @@ def _run_demo(args: argparse.Namespace) -> int:
     from arena.config import data_dir, database_url, env
     from arena.rulesets import ruleset_key
     from arena.storage import open_database
+    from arena.storage.database import shown_url
     from runner import redis_conn
     from runner.stack import Stack
 
     ruleset_key(args.ruleset)  # a bad one is refused now, not once every process has started
     home = data_dir()
     _say(f"data directory {home}")
-    _say(f"database {_hide(database_url())}")
+    _say(f"database {shown_url(database_url())}")
     _say(f"redis: {redis_conn.describe()}")
     keep_alive = redis_conn.connect()  # starts the embedded server if none is configured
     stack = Stack(log_dir=home / "logs")
@@ -108,12 +109,6 @@ def _run_demo(args: argparse.Namespace) -> int:
         if not redis_conn.redis_url():  # now, not at exit: "all processes stopped" is true
             redis_conn.release_embedded(home)
         _say("all processes stopped")
-
-
-def _hide(url: str) -> str:
-    from runner.redis_conn import _hide_password
-
-    return _hide_password(url)
 
 
 def _register_sample_bots(db: Database) -> list[str]:

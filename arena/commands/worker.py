@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 
 from arena.commands.types import seconds, whole_number
 
@@ -44,9 +45,11 @@ def _run(args: argparse.Namespace) -> int:
     # What a game set and the nightly job will read, checked now rather than in every job.
     parse_listen(env("ARENA_GAME_MASTER"), "ARENA_GAME_MASTER")
     Limits.from_env()
-    agent_logs_dir()
+    agent_logs = agent_logs_dir()
     check_url(database_url())  # a database that is down is waited for; a bad URL is not
     setup_logging()
+    if agent_logs is not None:
+        logging.getLogger("arena.worker").info("keeping every seat's stderr in %s", agent_logs)
     redis_conn.connect()  # fail now, with the fix in the message, if Redis is not there
     _check_admin_token(env("ARENA_GAME_MASTER"))
     queue = args.queue or queue_name()

@@ -63,7 +63,7 @@ def copy_database(
     without a row. `on_table(name, rows)` is told of each table once it is copied.
     """
     started = time.monotonic()
-    _private_sqlite_file(target_url)
+    _prepare_sqlite_target(target_url)
     try:
         target = open_database(target_url, setting="--to")
     except SchemaTooNew as exc:
@@ -89,16 +89,22 @@ def copy_database(
     return report
 
 
-def _private_sqlite_file(url: str) -> None:
-    """A new SQLite target is its user's only, as the data directory is: it knows every hand
-    of every game not yet played (SQLite gives its -wal and -shm files the same mode)."""
+def _prepare_sqlite_target(url: str) -> None:
+    """Refuse an in-memory SQLite target (the copy would end with the command). A new SQLite
+    file is its user's only, as the data directory is: it knows every hand of every game not
+    yet played (SQLite gives its -wal and -shm files the same mode)."""
     try:
         parsed = make_url(url)
     except ArgumentError:
         return  # open_database says what is wrong with it
     name = parsed.database
-    if parsed.get_backend_name() != "sqlite" or not name or name == ":memory:":
+    if parsed.get_backend_name() != "sqlite":
         return
+    if not name or name == ":memory:" or "mode=memory" in name:
+        raise CopyFailed(
+            f"cannot copy into {shown_url(url)}: a database in memory is gone when the copy "
+            "ends; give a file, e.g. --to sqlite:///arena-copy.db"
+        )
     if name.startswith("file:"):
         return
     path = Path(name)

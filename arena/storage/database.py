@@ -32,6 +32,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.orm import Session, sessionmaker
 
+from arena.config import hide_password
 from arena.storage.errors import DatabaseUnavailable, SchemaTooNew
 from arena.storage.models import RATER_INDEXES, Base, GameSet, SchemaVersion
 
@@ -191,7 +192,7 @@ class Database:
         self.dispose()
 
     def __repr__(self) -> str:
-        return f"<Database {self.url.render_as_string(hide_password=True)}>"
+        return f"<Database {self.shown_url}>"
 
 
 def open_database(
@@ -270,11 +271,8 @@ def driver_reason(exc: DBAPIError) -> str:
 
 
 def shown_url(url: str | URL) -> str:
-    """The URL without its password, for messages."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return repr(str(url))
+    """The URL without its password, for messages; a string as the user wrote it."""
+    return hide_password(url if isinstance(url, str) else url.render_as_string(hide_password=False))
 
 
 def _sqlite_engine(url: URL, engine_kwargs: dict[str, Any]) -> Engine:

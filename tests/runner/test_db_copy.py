@@ -201,6 +201,8 @@ def test_a_target_newer_than_this_arena_is_refused(
     [
         ("nonsense://x", "cannot use database URL nonsense://x: "),
         ("postgresql+psycopg://u:secret@127.0.0.1:{port}/db", "cannot reach the database at "),
+        ("sqlite://", "cannot copy into sqlite://: a database in memory is gone when the copy"),
+        ("sqlite:///:memory:", "cannot copy into sqlite:///:memory:: a database in memory is"),
     ],
 )
 def test_a_target_that_cannot_be_used_is_one_line_naming_it(

@@ -219,9 +219,29 @@ def test_a_worker_given_agent_logs_keeps_every_seats_stderr(
             for seat in range(4)
         }
     logs = tmp_path / "agent-logs" / tid
+    assert f"keeping every seat's stderr in {tmp_path / 'agent-logs'}" in workers.log()
     assert len(games) == 8 and {log.name for log in logs.iterdir()} == set(games)
     for log in logs.iterdir():
         said = log.read_text()
         assert ("chatty plays" in said) == ("-chatty-1." in log.name), log
         # The SDK's last line, as its game ended: the agent was not stopped before it.
         assert f"game {games[log.name]} over" in said, log
+
+
+def test_agent_logs_that_cannot_be_written_cost_the_logs_not_the_games(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers, tmp_path: Path
+) -> None:
+    # Every set failed on it, retried and failed again: the directory went bad after the
+    # worker checked it (here: a file where the tournament's directory goes).
+    register("chatty", "greedy")
+    tid = _create(arena_env, "--sets", "1")
+    (tmp_path / "agent-logs").mkdir()
+    (tmp_path / "agent-logs" / tid).write_text("in the way\n")
+    workers.env["ARENA_AGENT_LOGS"] = str(tmp_path / "agent-logs")
+    workers.start(count=1)
+    status = arena(arena_env, "tournament", "status", tid, "--follow", "--interval", "0.3",
+                   timeout=120)  # fmt: skip
+    assert status.returncode == 0, status.stderr
+    assert [s[1:] for s in _sets(arena_env, tid)] == [("done", 1, 2)], workers.log()
+    assert "playing without agents' logs" in workers.log()
+    assert (tmp_path / "agent-logs" / tid).read_text() == "in the way\n"
