@@ -42,6 +42,10 @@ class StderrCapture:
         self._pipe.close()
         if not self._opened:
             self._open()  # a silent agent leaves an empty file too
+        if self._file is not None and self._dropped:
+            # The file ends as text() does: the cut said, then how the agent ended.
+            with self._lock, contextlib.suppress(OSError):
+                self._file.write(self._ending())
         self._close_file()
         self._ended.set()
 
@@ -54,7 +58,7 @@ class StderrCapture:
         # agent was stopped and its last bytes came late).
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
         try:
-            fd = os.open(self.path, flags | os.O_CLOEXEC, 0o644)
+            fd = os.open(self.path, flags | os.O_CLOEXEC, 0o600)
         except OSError:
             return
         if stat.S_ISREG(os.fstat(fd).st_mode):
@@ -99,14 +103,16 @@ class StderrCapture:
         """The head, and after a cut the tail: how the agent ended (its last words, a stdio
         bot's bridge saying why) comes last, after whatever filled the head."""
         with self._lock:
-            text = self._head.decode("utf-8", errors="replace")
-            if self._dropped:
-                tail = self._tail[-min(self._dropped, TAIL_BYTES) :]
-                cut = self._dropped - len(tail)
-                if cut:
-                    text += f"\n[truncated: {cut} bytes not kept; the last {len(tail)} follow]\n"
-                text += tail.decode("utf-8", errors="replace")
-            return text
+            return (self._head + self._ending()).decode("utf-8", errors="replace")
+
+    def _ending(self) -> bytes:
+        """What follows the head: after a cut, a line saying so and the tail (lock held)."""
+        if not self._dropped:
+            return b""
+        tail = self._tail[-min(self._dropped, TAIL_BYTES) :]
+        cut = self._dropped - len(tail)
+        said = f"\n[truncated: {cut} bytes not kept; the last {len(tail)} follow]\n" if cut else ""
+        return said.encode() + bytes(tail)
 
     def sample(self) -> str:
         """Head and tail together: what exit diagnosis looks at."""
