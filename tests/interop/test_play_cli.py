@@ -185,7 +185,9 @@ def test_the_time_limits_of_arena_play_apply_to_its_process_seats(
                    "--output", str(out))  # fmt: skip
     assert result.returncode == 0, result.stderr + result.stdout
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert sum(1 for line in lines if line.get("fault") == "timeout") == faults
+    # Seat 0's only: on a loaded machine a greedy seat's 10 ms can run out too.
+    timeouts = [line for line in lines if line.get("fault") == "timeout" and line["seat"] == 0]
+    assert len(timeouts) == faults
     assert (lines[-1]["reason"] == "forfeit") == (faults == 5)
 
 
