@@ -242,8 +242,10 @@ def game_is_open(client: GameMasterClient, game_id: str) -> bool:
 
     from arena.gamemaster.client import GameMasterError
 
+    # A seat out of range: refused at once, and for an unknown game first. (AwaitGame with a
+    # short deadline took a NOT_FOUND answered late, on a loaded machine, for a running game.)
     try:
-        client.await_game(game_id, timeout=0.05)
-    except GameMasterError as exc:  # NOT_FOUND: not open yet; DEADLINE_EXCEEDED: running
-        return exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    return True
+        client.forfeit_seat(game_id, 4, timeout=10)
+    except GameMasterError as exc:  # NOT_FOUND: not open yet; UNAVAILABLE: not started yet
+        return exc.code() == grpc.StatusCode.INVALID_ARGUMENT
+    raise AssertionError(f"seat 4 of {game_id} forfeited")
