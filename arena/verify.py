@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from arena.actions import parse_action
 from arena.cards import Card, deck, parse_card
@@ -55,19 +56,25 @@ class Verified:
 
 
 def read_record(path: Path) -> str:
-    """A record file's text, read in bounded pieces: RecordError naming the file and the limit
-    once it is longer than any record can be, pipes and devices included (they have no size to
-    check first). UnicodeDecodeError if it is not UTF-8, its `start` counted from the file's
-    first byte."""
-    text = bytearray()
+    """A record file's text (standard input for `-`), read in bounded pieces: RecordError naming
+    the file and the limit once it is longer than any record can be, pipes and devices included
+    (they have no size to check first). UnicodeDecodeError if it is not UTF-8, its `start`
+    counted from the file's first byte."""
+    if str(path) == "-":
+        return _read_bounded(sys.stdin.buffer, "standard input")
     with path.open("rb") as stream:
-        while piece := stream.read(_READ_BYTES):
-            if len(text) + len(piece) > MAX_RECORD_BYTES:
-                raise RecordError(
-                    f"{path}: longer than {MAX_RECORD_BYTES:,} bytes "
-                    f"({MAX_RECORD_BYTES // 2**20} MiB), more than any record can be"
-                )
-            text += piece
+        return _read_bounded(stream, str(path))
+
+
+def _read_bounded(stream: BinaryIO, name: str) -> str:
+    text = bytearray()
+    while piece := stream.read(_READ_BYTES):
+        if len(text) + len(piece) > MAX_RECORD_BYTES:
+            raise RecordError(
+                f"{name}: longer than {MAX_RECORD_BYTES:,} bytes "
+                f"({MAX_RECORD_BYTES // 2**20} MiB), more than any record can be"
+            )
+        text += piece
     return text.decode("utf-8")
 
 

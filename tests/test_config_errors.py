@@ -20,12 +20,15 @@ def _unused_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _arena(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def _arena(
+    tmp_path: Path, *args: str, stdin: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     full.update({"ARENA_DATA_DIR": str(tmp_path / "data"), **env})
     return subprocess.run(
         [sys.executable, "-m", "arena.cli", *args],
         env=full,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,
@@ -292,8 +295,14 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
 
 
-@pytest.mark.parametrize("path", ["/dev/zero", "/dev/stdin"])  # stdin: an endless pipe
-def test_verify_stops_reading_at_what_a_record_can_hold(tmp_path: Path, path: str) -> None:
+@pytest.mark.parametrize(("path", "name"), [
+    ("/dev/zero", "/dev/zero"),
+    ("/dev/stdin", "/dev/stdin"),  # an endless pipe
+    ("-", "standard input"),
+])  # fmt: skip
+def test_verify_stops_reading_at_what_a_record_can_hold(
+    tmp_path: Path, path: str, name: str
+) -> None:
     # `arena verify /dev/zero` read until memory ran out; a pipe has no size to check first.
     from arena.verify import MAX_RECORD_BYTES
 
@@ -314,9 +323,29 @@ def test_verify_stops_reading_at_what_a_record_can_hold(tmp_path: Path, path: st
         endless.wait()
     assert done.returncode == 1, done.stderr
     assert done.stderr == (
-        f"FAIL {path}: longer than {MAX_RECORD_BYTES:,} bytes (128 MiB), more than any record "
+        f"FAIL {name}: longer than {MAX_RECORD_BYTES:,} bytes (128 MiB), more than any record "
         "can be\n"
     )
+
+
+@pytest.mark.parametrize("how", [[], ["--processes"]], ids=["in-process", "processes"])
+def test_a_record_goes_through_a_pipe_as_a_dash(tmp_path: Path, how: list[str]) -> None:
+    # As Unix tools do, `arena play --output - | arena verify -`: "-" was taken for a file name.
+    played = _arena(tmp_path, "play", *how, "--seed", "3", "--output", "-")
+    assert played.returncode == 0, played.stderr
+    assert "result: team 0" in played.stderr  # the table of hands, out of the record's way
+    hands = played.stdout.count('"event":"hand_end"')
+    good = _arena(tmp_path, "verify", "-", stdin=played.stdout)
+    assert good.returncode == 0, good.stderr
+    assert good.stdout.startswith(f"OK   standard input: standard, {hands} hands, ")
+    broken = played.stdout.replace('"game_end"', '"game_over"')
+    refused = _arena(tmp_path, "verify", "-", stdin=broken)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(f"FAIL standard input: hand {hands}, ")
+    assert "lacks the game_end line" in refused.stderr
+    two = _arena(tmp_path, "play", *how, "--mirror", "--output", "-")
+    assert two.returncode == 2 and two.stdout == ""
+    assert "--mirror plays two games: give --output a file name" in two.stderr
 
 
 def test_something_other_than_redis_at_the_redis_url_is_one_line(tmp_path: Path) -> None:

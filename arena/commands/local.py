@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -93,7 +94,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="print each public event as it happens, as a spectator sees it (through the local "
         "game master: implies --processes)",
     )
-    p.add_argument("--output", type=Path, help="write the record (JSON lines) to this file")
+    p.add_argument(
+        "--output",
+        type=Path,
+        help="write the record (JSON lines) to this file; - for standard output (the table of "
+        "hands then goes to standard error)",
+    )
     p.add_argument(
         "--mirror",
         action="store_true",
@@ -112,7 +118,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "of the first mismatch; exits 1 if any file fails."
         ),
     )
-    p.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    p.add_argument(
+        "files", nargs="+", type=Path, metavar="FILE", help="a record file; - for standard input"
+    )
     p.set_defaults(func=_verify)
 
 
@@ -130,6 +138,20 @@ def _rulesets(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
+    args.record_stdout = None
+    if str(args.output) != "-":
+        return _play_games(args)
+    if args.mirror:
+        raise ArenaError(
+            "--output - puts one record on standard output, and --mirror plays two games: "
+            "give --output a file name (the mirror game's record goes beside it)"
+        )
+    args.record_stdout = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):  # standard output carries the record alone
+        return _play_games(args)
+
+
+def _play_games(args: argparse.Namespace) -> int:
     from arena.play import play_game
     from arena.record import game_record
     from arena.rulesets import parse_ruleset
@@ -269,6 +291,12 @@ def _write_records(args: argparse.Namespace, records: Sequence[str | None]) -> N
     has no result and so no record (RECORD.md: a record ends with a finished game's result)."""
     if not args.output:
         return
+    if args.record_stdout is not None:  # --output -
+        if records[0] is None:
+            print("no record written: the game was aborted, so it has no result")
+        else:
+            args.record_stdout.write(records[0])
+        return
     paths = [args.output, args.output.with_name(f"{args.output.stem}.mirror{args.output.suffix}")]
     written = []
     for path, record in zip(paths, records, strict=False):
@@ -296,14 +324,15 @@ def _verify(args: argparse.Namespace) -> int:
 
     failed = 0
     for path in args.files:
+        name = "standard input" if str(path) == "-" else str(path)
         try:
-            v = verify_text(read_record(path), str(path))
+            v = verify_text(read_record(path), name)
         except OSError as exc:
-            print(f"{path}: cannot read: {exc.strerror}", file=sys.stderr)
+            print(f"{name}: cannot read: {exc.strerror}", file=sys.stderr)
             failed += 1
             continue
         except UnicodeDecodeError as exc:  # RECORD.md: records are UTF-8 text
-            print(f"FAIL {path}: not UTF-8 text (byte {exc.start}: {exc.reason})", file=sys.stderr)
+            print(f"FAIL {name}: not UTF-8 text (byte {exc.start}: {exc.reason})", file=sys.stderr)
             failed += 1
             continue
         except ArenaError as exc:
@@ -315,7 +344,7 @@ def _verify(args: argparse.Namespace) -> int:
         else:
             winner = "draw" if v.winner is None else f"team {v.winner} wins"
         print(
-            f"OK   {path}: {v.ruleset}, {v.hands} hands, {v.decisions} decisions, "
+            f"OK   {name}: {v.ruleset}, {v.hands} hands, {v.decisions} decisions, "
             f"{v.faults} faults, {winner}, {v.scores[0]} to {v.scores[1]} ({v.reason})"
         )
     return 1 if failed else 0
