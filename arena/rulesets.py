@@ -200,7 +200,7 @@ def get_ruleset(name: str) -> Ruleset:
         return RULESETS[name]
     except KeyError:
         raise UnknownRuleset(
-            f"unknown ruleset {name!r}; choose one of {', '.join(RULESETS)}"
+            f"unknown ruleset {_cut(repr(name))}; choose one of {', '.join(RULESETS)}"
         ) from None
 
 

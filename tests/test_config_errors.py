@@ -57,7 +57,12 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
         ),
         ({"ARENA_DATABASE_URL": "nonsense"}, ["bots", "list"], "cannot use database URL"),
         # Workers wait for a database that is down, but not for one no driver here can use.
-        ({"ARENA_DATABASE_URL": "mysql://x@h/db"}, ["worker"], "cannot use database URL"),
+        (
+            {"ARENA_DATABASE_URL": "mysql://x@h/db"},
+            ["worker"],
+            # not the driver it lacked ("No module named 'MySQLdb'")
+            "mysql://x@h/db: mysql:// is not one of the arena's databases, SQLite and PostgreSQL",
+        ),
         (
             {"ARENA_REDIS_URL": "redis://127.0.0.1:{port}/0"},
             ["tournament", "create", "--sets", "1"],
@@ -383,6 +388,8 @@ def test_something_other_than_redis_at_the_redis_url_is_one_line(tmp_path: Path)
         ('standard{"min_bid":', "arena ratings: unknown ruleset 'standard{\"min_bid\":'; "),
         ('{"min_bid":', "arena ratings: ruleset '{\"min_bid\":' is not valid JSON: "),
         ('{"points":null}', "arena ratings: ruleset: points must be an"),
+        # a long name is cut in the one line, not echoed whole
+        ("x" * 5000, "arena ratings: unknown ruleset '" + "x" * 58 + "…; choose one of "),
     ],
 )
 def test_ratings_refuses_a_ruleset_it_cannot_read_instead_of_saying_no_games(

@@ -243,6 +243,12 @@ def _engine(
 ) -> Engine:
     try:
         parsed = make_url(url)
+        if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+            # Not whichever driver happens to be missing ("No module named 'MySQLdb'").
+            raise ArgumentError(
+                f"{parsed.get_backend_name()}:// is not one of the arena's databases, SQLite and "
+                "PostgreSQL"
+            )
         if parsed.get_backend_name() == "sqlite":
             return _sqlite_engine(parsed, engine_kwargs)
         engine_kwargs.setdefault("pool_pre_ping", True)
