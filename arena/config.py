@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,10 +129,20 @@ def _own_directory(variable: str, what: str) -> Path:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(
-            f"{variable}={env(variable)!r}: cannot use {path} as {what} ({exc.strerror}); give "
-            "a directory this user may create or write"
+            f"{variable}={env(variable)!r}: cannot use {path} as {what} "
+            f"({why_no_directory(path, exc)}); give a directory this user may create or write"
         ) from None
     return path
+
+
+def why_no_directory(path: Path, exc: OSError) -> str:
+    """Why mkdir of `path` failed, in words: the system's 'File exists' and 'Not a directory'
+    do not say which file is in the way."""
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        for blocking in (path, *path.parents):
+            if blocking.exists() and not blocking.is_dir():
+                return f"{blocking} is not a directory"
+    return exc.strerror or str(exc)
 
 
 def database_url() -> str:

@@ -175,12 +175,14 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
         (
             {"ARENA_DATA_DIR": "/dev/null/data"},
             ["bots", "list"],
-            "ARENA_DATA_DIR='/dev/null/data': cannot use /dev/null/data as the data directory",
+            "ARENA_DATA_DIR='/dev/null/data': cannot use /dev/null/data as the data directory "
+            "(/dev/null is not a directory)",  # not "Not a directory", naming no file
         ),
         (
             {"ARENA_AGENT_LOGS": "/dev/null/logs"},
             ["worker"],
-            "ARENA_AGENT_LOGS='/dev/null/logs': cannot use /dev/null/logs as agents' logs",
+            "ARENA_AGENT_LOGS='/dev/null/logs': cannot use /dev/null/logs as agents' logs "
+            "(/dev/null is not a directory)",
         ),
         (
             {"ARENA_GAME_MASTER": "nohostport"},
@@ -280,7 +282,14 @@ def test_unusable_paths_are_one_line_before_any_game_is_played(tmp_path: Path) -
     logs = tmp_path / "logs"
     logs.write_text("a file")
     as_logs = _arena(tmp_path, "play", "--processes", "--agent-logs", str(logs))
-    assert as_logs.returncode == 2 and f"--agent-logs {logs} is a file" in as_logs.stderr
+    assert as_logs.returncode == 2
+    assert f"--agent-logs {logs}: {logs} is not a directory; give a directory" in as_logs.stderr
+    below = _arena(tmp_path, "play", "--processes", "--agent-logs", str(logs / "x"))
+    assert below.returncode == 2  # was "Not a directory", once the game master had started
+    assert f"--agent-logs {logs / 'x'}: {logs} is not a directory" in below.stderr
+    data = _arena(tmp_path, "bots", "list", ARENA_DATA_DIR=str(logs))
+    assert data.returncode == 2  # was "(File exists)"
+    assert f"as the data directory ({logs} is not a directory)" in data.stderr
 
 
 def test_verify_says_what_is_wrong_with_a_file_that_is_no_record(tmp_path: Path) -> None:

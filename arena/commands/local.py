@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.commands.types import non_negative_int, positive_int
+from arena.config import why_no_directory
 from arena.errors import ArenaError
 
 if TYPE_CHECKING:
@@ -200,8 +201,12 @@ def _check_paths(args: argparse.Namespace) -> None:
             raise ArenaError(f"--output {args.output} is a directory; give a file name")
         if not args.output.parent.is_dir():
             raise ArenaError(f"--output {args.output}: no directory {args.output.parent}")
-    if args.agent_logs is not None and args.agent_logs.exists() and not args.agent_logs.is_dir():
-        raise ArenaError(f"--agent-logs {args.agent_logs} is a file; give a directory")
+    if args.agent_logs is not None:
+        try:
+            args.agent_logs.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            why = why_no_directory(args.agent_logs, exc)
+            raise ArenaError(f"--agent-logs {args.agent_logs}: {why}; give a directory") from None
 
 
 def _play_processes(
