@@ -283,6 +283,28 @@ def test_stderr_is_capped_with_a_truncation_note(launched: Launched, tmp_path: P
     assert agent.exit_reason() == "exited with code 3"
 
 
+def test_a_game_played_again_keeps_the_earlier_stderr_log(
+    launched: Launched, tmp_path: Path
+) -> None:
+    # The same game id again (a set retried after a game master restart): the first log,
+    # perhaps the one that says what went wrong, was overwritten.
+    says = []
+    for attempt in (1, 2, 3):
+        agent = launch(
+            launched, spec_for("sh", "-c", f"echo attempt {attempt} >&2"), log_dir=tmp_path
+        )
+        assert agent.wait(timeout=10) == 0
+        agent.stop()
+        says.append(agent)
+    names = [agent.stderr_path.name for agent in says]
+    assert names == ["gs7-g0-s2.stderr.log", "gs7-g0-s2.2.stderr.log", "gs7-g0-s2.3.stderr.log"]
+    assert [agent.stderr_path.read_text() for agent in says] == [
+        "attempt 1\n",
+        "attempt 2\n",
+        "attempt 3\n",
+    ]
+
+
 def test_stderr_a_little_over_the_cap_is_kept_whole(tmp_path: Path) -> None:
     from runner.launch.capture import StderrCapture
 

@@ -14,6 +14,9 @@ from typing import IO
 # even when a chatty bot has already filled the head.
 TAIL_BYTES = 4096
 _CHUNK = 65536
+_ENDING = ".stderr.log"
+# Logs of one game id kept side by side, at most: past this, a seat's stderr is kept in memory only.
+_MAX_NAMES = 100
 
 
 class StderrCapture:
@@ -56,15 +59,25 @@ class StderrCapture:
         # pump (every agent's stderr) in open(), a symlink point anywhere. So: no links
         # followed, no waiting, a regular file only. Its directory may also be gone (the
         # agent was stopped and its last bytes came late).
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
-        try:
-            fd = os.open(self.path, flags | os.O_CLOEXEC, 0o600)
-        except OSError:
+        # A file of its own, too (O_EXCL): a game of the same id played again (its set retried
+        # after a game master restart, or `arena play` run again) keeps the earlier log, which
+        # may tell why, and writes NAME.2.stderr.log.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK
+        stem = self.path.name.removesuffix(_ENDING)
+        for again in range(1, _MAX_NAMES + 1):
+            path = self.path if again == 1 else self.path.with_name(f"{stem}.{again}{_ENDING}")
+            try:
+                fd = os.open(path, flags | os.O_CLOEXEC, 0o600)
+            except FileExistsError:
+                continue
+            except OSError:
+                return
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                self.path = path
+                self._file = os.fdopen(fd, "wb")
+            else:
+                os.close(fd)
             return
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            self._file = os.fdopen(fd, "wb")
-        else:
-            os.close(fd)
 
     def _close_file(self) -> None:
         if self._file is not None:
