@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import stat
 import threading
 from pathlib import Path
 from typing import IO
@@ -55,28 +54,23 @@ class StderrCapture:
     def _open(self) -> None:
         """Open the mirror file, once. Whatever fails, what was read stays in memory."""
         self._opened = True
-        # The agent may write in this directory: a FIFO it left at the path would block the
-        # pump (every agent's stderr) in open(), a symlink point anywhere. So: no links
-        # followed, no waiting, a regular file only. Its directory may also be gone (the
-        # agent was stopped and its last bytes came late).
-        # A file of its own, too (O_EXCL): a game of the same id played again (its set retried
-        # after a game master restart, or `arena play` run again) keeps the earlier log, which
-        # may tell why, and writes NAME.2.stderr.log.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK
+        # Always a file of its own, created here (O_EXCL): the agent may write in this
+        # directory, and a FIFO it left at the path would block the pump (every agent's stderr)
+        # in open(), a symlink point anywhere; and a game of the same id played again (its set
+        # retried after a game master restart, or `arena play` run again) keeps the earlier
+        # log, which may tell why, writing NAME.2.stderr.log. Its directory may also be gone
+        # (the agent was stopped and its last bytes came late).
         stem = self.path.name.removesuffix(_ENDING)
         for again in range(1, _MAX_NAMES + 1):
             path = self.path if again == 1 else self.path.with_name(f"{stem}.{again}{_ENDING}")
             try:
-                fd = os.open(path, flags | os.O_CLOEXEC, 0o600)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             except FileExistsError:
                 continue
             except OSError:
                 return
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                self.path = path
-                self._file = os.fdopen(fd, "wb")
-            else:
-                os.close(fd)
+            self.path = path
+            self._file = os.fdopen(fd, "wb")
             return
 
     def _close_file(self) -> None:
