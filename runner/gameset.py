@@ -232,8 +232,15 @@ def _absent(
 ) -> list[FaultInfo]:
     """A fault of kind `absent` for each seat whose agent ran but never connected, when the
     game was forfeited for it: the record says so only in its end's detail, and the bot's
-    page showed no fault at all. What the agent wrote to stderr may say why."""
-    if result.reason != "forfeit":
+    page showed no fault at all. What the agent wrote to stderr may say why.
+
+    Only when the seat that forfeited is itself absent was every seat given the whole connect
+    window: a game forfeited at once for a crash leaves a slower partner unconnected, not absent.
+    """
+    seat = result.forfeit_seat
+    if result.reason != "forfeit" or seat is None or seat in deaths:
+        return []
+    if seat < len(result.seats) and result.seats[seat].connected:
         return []
     return [
         FaultInfo(

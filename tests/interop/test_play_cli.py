@@ -230,7 +230,7 @@ def test_an_aborted_game_writes_no_record(
     from arena.commands.local import _write_records
 
     out = tmp_path / "game.jsonl"
-    _write_records(argparse.Namespace(output=out), [None, "a record\n"])
+    _write_records(argparse.Namespace(output=out, record_stdout=None), [None, "a record\n"])
     assert f"no record written to {out}: the game was aborted" in capsys.readouterr().out
     assert not out.exists()
     assert (tmp_path / "game.mirror.jsonl").read_text() == "a record\n"

@@ -133,6 +133,17 @@ def test_a_bot_that_never_connects_gets_an_absent_fault_with_its_stderr(
     assert all("dozing" in f.stderr for f in result.faults)
 
 
+def test_a_partner_not_yet_connected_when_a_crash_forfeits_the_game_is_not_called_absent(
+    game_master: str, tmp_path: Path
+) -> None:
+    # The game ends at once for seat 0's crash; seat 2 was never given the connect window, and
+    # a fault saying it "did not connect within 30000 ms" would be false.
+    sleeper = SeatBot(7, "sleeper@1", str(BOTS / "crasher"), ("sleep", "600"), None)
+    result, _ = _play(game_master, [CRASHER, RANDOM, sleeper, RANDOM], Launchers.default(tmp_path))
+    assert (result.reason, result.forfeit_seat) == ("forfeit", 0)
+    assert [(f.seat, f.kind) for f in result.faults] == [(0, "crash")]
+
+
 def test_a_bot_that_exits_cleanly_too_soon_forfeits_with_a_fault_and_its_stderr(
     game_master: str, tmp_path: Path
 ) -> None:
