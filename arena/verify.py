@@ -32,6 +32,12 @@ _RULE = {
     "deal": "RULES.md §1 and §3.1: the deal",
     "hand_end": "RULES.md §3.6: scoring a hand",
     "game_end": "RULES.md §4: the end of the game",
+    "discard": "RULES.md §3.4: the re-deal",
+    "give": "RULES.md §3.4: the re-deal",
+    "draw": "RULES.md §3.4: the re-deal",
+    "dead": "RULES.md §3.4 and §6: the re-deal",
+    "out": "RULES.md §3.5: play",
+    "trick": "RULES.md §3.5: play",
 }
 
 # The most `arena verify` reads of one file. A game of max_hands 1,000 takes about 4 MB, and
@@ -89,7 +95,9 @@ def verify_text(text: str, name: str = "<record>") -> Verified:
         try:
             value = json.loads(raw, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
-            raise RecordError(f"{name}: line {number}: not JSON ({exc.msg})") from None
+            raise RecordError(
+                f"{name}: line {number}, column {exc.colno}: not JSON ({exc.msg})"
+            ) from None
         except _DuplicateKey as exc:
             raise RecordError(f"{name}: line {number}: the key {exc} appears twice") from None
         except RecursionError:
@@ -332,7 +340,8 @@ class _Replay:
             raise self.fail(f"{kind} event where re-playing gives none ({self._awaiting()})")
         field, value = next((f, v) for f, v in first_of_kind.items() if not _same(line.get(f), v))
         raise self.fail(
-            f"{kind} event: {field} is {line.get(field)!r} but re-playing gives {value!r}"
+            f"{kind} event: {field} is {line.get(field)!r} but re-playing gives {value!r} "
+            f"({_RULE[kind]})"
         )
 
     def _upcoming(self) -> Iterator[tuple[int, Event]]:

@@ -80,6 +80,10 @@ def _trick_winner(line: dict[str, Any]) -> None:
     line["winner"] = (line["winner"] + 1) % 4
 
 
+def _hide_a_discard(line: dict[str, Any]) -> None:
+    line["cards"] = line["cards"][1:] if line["cards"] else ["AS"]
+
+
 @pytest.mark.parametrize(
     ("event", "change", "expected"),
     [
@@ -88,6 +92,9 @@ def _trick_winner(line: dict[str, Any]) -> None:
         ("deal", _swap_deal_card, "one full pack"),
         ("deal", _wrong_dealer, "passes clockwise"),
         ("trick", _trick_winner, "trick event: winner"),
+        ("trick", _trick_winner, "(RULES.md §3.5: play)"),
+        ("discard", _hide_a_discard, "discard event: cards is"),
+        ("discard", _hide_a_discard, "(RULES.md §3.4: the re-deal)"),
     ],
 )
 def test_a_tampered_record_is_refused_naming_hand_line_and_rule(
@@ -126,7 +133,7 @@ def test_a_record_cut_short_is_refused() -> None:
 def test_not_json_is_refused_with_its_line() -> None:
     lines = _record().splitlines()
     lines[3] = "{not json"
-    with pytest.raises(RecordError, match=r"cut.jsonl: line 4: not JSON"):
+    with pytest.raises(RecordError, match=r"cut.jsonl: line 4, column 2: not JSON \(Expecting"):
         verify_text("\n".join(lines), "cut.jsonl")
 
 
