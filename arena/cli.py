@@ -58,7 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would show the top-level usage, which does not list them
+        _chosen(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.func(args) or 0)
     except ArenaError as exc:
@@ -74,6 +77,17 @@ def _run(argv: Sequence[str] | None) -> int:
         # to be written, a file where a directory is): say which, not a traceback.
         print(f"arena {args.command}: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 2
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command's own parser, as far as `args` chose one: `arena bots add`'s for
+    `arena bots add DIR --bogus`, so its error shows the options that command does take."""
+    while True:
+        subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = subcommands and getattr(args, subcommands[0].dest, None)
+        if not name:
+            return parser
+        parser = subcommands[0].choices[name]
 
 
 if __name__ == "__main__":

@@ -443,3 +443,21 @@ def test_a_url_is_shown_without_its_password(url: str, shown: str) -> None:
     from arena.config import hide_password
 
     assert hide_password(url) == shown
+
+
+@pytest.mark.parametrize(
+    ("args", "usage", "unknown"),
+    [
+        (["play", "--seeds", "3"], "usage: arena play ", "--seeds 3"),
+        (["bots", "add", "somewhere", "--bogus"], "usage: arena bots add ", "--bogus"),
+        (["tournament", "status", "7", "--folow"], "usage: arena tournament status ", "--folow"),
+    ],
+)
+def test_an_unknown_option_shows_its_own_commands_usage(
+    tmp_path: Path, args: list[str], usage: str, unknown: str
+) -> None:
+    # Not the top level's `usage: arena [-h] COMMAND ...`, which lists none of its options.
+    result = _arena(tmp_path, *args)
+    assert result.returncode == 2
+    assert result.stderr.startswith(usage), result.stderr
+    assert f"error: unrecognized arguments: {unknown}\n" in result.stderr
