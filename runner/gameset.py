@@ -237,20 +237,23 @@ def _absent(
     Only when the seat that forfeited is itself absent was every seat given the whole connect
     window: a game forfeited at once for a crash leaves a slower partner unconnected, not absent.
     """
-    seat = result.forfeit_seat
-    if result.reason != "forfeit" or seat is None or seat in deaths:
+    if result.reason != "forfeit":
         return []
-    if seat < len(result.seats) and result.seats[seat].connected:
+    absent = [
+        seat
+        for seat, report in enumerate(result.seats)
+        if not report.connected and seat not in deaths
+    ]
+    if result.forfeit_seat not in absent:
         return []
     return [
         FaultInfo(
             seat=seat,
             kind="absent",
             detail=f"the agent did not connect within {connect_ms} ms",
-            stderr=agent.stderr_text() if agent is not None else "",
+            stderr=agent.stderr_text() if (agent := agents[seat]) is not None else "",
         )
-        for seat, (report, agent) in enumerate(zip(result.seats, agents, strict=False))
-        if not report.connected and seat not in deaths
+        for seat in absent
     ]
 
 
