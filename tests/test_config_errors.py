@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -304,9 +303,16 @@ def test_verify_says_what_is_wrong_with_a_file_that_is_no_record(tmp_path: Path)
     assert "Traceback" not in done.stderr
 
 
-def _limit_memory() -> None:
-    # Without a limit a verify that reads without end takes all the machine's memory first.
-    resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+# `arena verify PATH` with at most 2 GiB of memory: without a limit a verify that reads without
+# end takes all the machine's memory first. The child sets the limit itself: a preexec_fn would
+# run in a fork of this process, whose gRPC threads (from earlier tests) can print their fork
+# warnings into the child's stderr.
+VERIFY_IN_2_GIB = """
+import resource, runpy, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+sys.argv = ["arena", "verify", sys.argv[1]]
+runpy.run_module("arena.cli", run_name="__main__")
+"""
 
 
 @pytest.mark.parametrize(("path", "name"), [
@@ -324,13 +330,12 @@ def test_verify_stops_reading_at_what_a_record_can_hold(
     endless = subprocess.Popen(["yes", '{"record":"sixty-three/1"}'], stdout=subprocess.PIPE)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "arena.cli", "verify", path],
+            [sys.executable, "-c", VERIFY_IN_2_GIB, path],
             stdin=endless.stdout,
             env={**env, "ARENA_DATA_DIR": str(tmp_path / "data")},
             capture_output=True,
             text=True,
             timeout=60,
-            preexec_fn=_limit_memory,
         )
     finally:
         endless.kill()
