@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -300,18 +300,37 @@ def _write_records(args: argparse.Namespace, records: Sequence[str | None]) -> N
         if records[0] is None:
             print("no record written: the game was aborted, so it has no result")
         else:
-            args.record_stdout.write(records[0])
+            with _writing_record("standard output", []):
+                args.record_stdout.write(records[0])
+                args.record_stdout.flush()
         return
     paths = [args.output, args.output.with_name(f"{args.output.stem}.mirror{args.output.suffix}")]
-    written = []
+    written: list[str] = []
     for path, record in zip(paths, records, strict=False):
         if record is None:
             print(f"no record written to {path}: the game was aborted, so it has no result")
         else:
-            path.write_text(record, encoding="utf-8")
+            with _writing_record(str(path), written):
+                path.write_text(record, encoding="utf-8")
             written.append(str(path))
     if written:
         print("record written to " + " and ".join(written))
+
+
+@contextlib.contextmanager
+def _writing_record(where: str, written: Sequence[str]) -> Iterator[None]:
+    """A record that cannot be written (a full disk, say) is an error that says what to do,
+    and which records were written before it."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise  # the reader went away: cli.main stops quietly
+    except OSError as exc:
+        done = f" ({' and '.join(written)} was written)" if written else ""
+        raise ArenaError(
+            f"could not write the record to {where}: {exc.strerror or exc}{done}; "
+            "run again with another --output (the same --seed deals the same cards)"
+        ) from exc
 
 
 def _print_duplicate(scores: Sequence[Sequence[int]], layouts: list[list[str]]) -> None:

@@ -257,3 +257,34 @@ def test_an_aborted_game_writes_no_record(
 def test_bad_seat_arguments_are_refused_with_a_clear_message(args: list[str], message: str) -> None:
     result = arena("play", *args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_a_record_that_cannot_be_written_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
+    # /dev/full accepts the open and fails the write (ENOSPC), as a full disk does after the game
+    result = arena("play", "--seed", "3", "--output", "/dev/full")
+    assert result.returncode == 2, result.stderr
+    said = "could not write the record to /dev/full: No space left on device; run again"
+    assert said in result.stderr and "Traceback" not in result.stderr, result.stderr
+    with open("/dev/full", "w") as full:  # --output -: the record on a standard output that fails
+        result = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "play", "--seed", "3", "--output", "-"],
+            cwd=REPO,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    said = "could not write the record to standard output: No space left on device; run again"
+    assert result.returncode == 2 and said in result.stderr, result.stderr
+    # the game's own record was written before its mirror failed: the error says which exists
+    import argparse
+
+    from arena.commands.local import _write_records
+    from arena.errors import ArenaError
+
+    out = tmp_path / "game.jsonl"
+    (tmp_path / "game.mirror.jsonl").mkdir()  # a directory where the mirror's record goes
+    with pytest.raises(ArenaError, match=rf"\({re.escape(str(out))} was written\)"):
+        _write_records(argparse.Namespace(output=out, record_stdout=None), ["a", "b"])
+    assert out.read_text() == "a"
