@@ -193,6 +193,8 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
             ["dashboard"],
             "ARENA_DASHBOARD_LISTEN='foo': write it as HOST:PORT",
         ),
+        # the message starts with the command's name (it was the bot's command list, "arena []")
+        ({}, ["stdio-agent"], "arena stdio-agent: give the bot's command after --"),
     ],
 )
 def test_bad_configuration_is_one_actionable_line(

@@ -41,14 +41,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--name", default="", help="agent name in the Hello (default: stdio: + the command)"
     )
-    p.add_argument("command", nargs=argparse.REMAINDER, help="the bot command, after --")
+    # Not dest "command": that is the subcommand's name, which error messages start with.
+    p.add_argument(
+        "bot_command", metavar="COMMAND", nargs=argparse.REMAINDER, help="the bot command, after --"
+    )
     p.set_defaults(func=_stdio_agent)
 
 
 def _stdio_agent(args: argparse.Namespace) -> int:
     from arena.bridge.stdio import run_from_env
 
-    command = list(args.command)
+    command = list(args.bot_command)
     if command and command[0] == "--":
         command = command[1:]
     if not command:
