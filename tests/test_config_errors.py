@@ -195,6 +195,19 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
         ),
         # the message starts with the command's name (it was the bot's command list, "arena []")
         ({}, ["stdio-agent"], "arena stdio-agent: give the bot's command after --"),
+        # a file where the SQLite file's directory should be: which file, not "File exists"
+        (
+            {"ARENA_DATABASE_URL": "sqlite:////dev/null/arena.db"},
+            ["bots", "list"],
+            "cannot create its directory /dev/null (/dev/null is not a directory): fix "
+            "ARENA_DATABASE_URL",
+        ),
+        (
+            {},
+            ["db", "copy", "--to", "sqlite:////dev/null/copy.db"],
+            "cannot copy into sqlite:////dev/null/copy.db: cannot create /dev/null/copy.db: "
+            "/dev/null is not a directory",
+        ),
     ],
 )
 def test_bad_configuration_is_one_actionable_line(

@@ -12,6 +12,7 @@ from pathlib import Path
 from sqlalchemy import Connection, LargeBinary, Table, func, insert, make_url, select, text
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
+from arena.config import why_no_directory
 from arena.storage.database import Database, driver_reason, open_database, shown_url
 from arena.storage.errors import SchemaTooNew, StorageError
 from arena.storage.models import Base, SchemaVersion
@@ -108,9 +109,13 @@ def _prepare_sqlite_target(url: str) -> None:
     if name.startswith("file:"):
         return
     path = Path(name)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with suppress(FileExistsError):
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as exc:
+        why = f"cannot create {path}: {why_no_directory(path, exc)}"
+        raise CopyFailed(f"cannot copy into {shown_url(url)}: {why}") from None
 
 
 @contextmanager

@@ -32,7 +32,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.orm import Session, sessionmaker
 
-from arena.config import hide_password
+from arena.config import hide_password, why_no_directory
 from arena.storage.errors import DatabaseUnavailable, SchemaTooNew
 from arena.storage.models import RATER_INDEXES, Base, GameSet, SchemaVersion
 
@@ -250,7 +250,7 @@ def _engine(
                 "PostgreSQL"
             )
         if parsed.get_backend_name() == "sqlite":
-            return _sqlite_engine(parsed, engine_kwargs)
+            return _sqlite_engine(parsed, engine_kwargs, setting)
         engine_kwargs.setdefault("pool_pre_ping", True)
         return create_engine(parsed, **engine_kwargs)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
@@ -281,9 +281,21 @@ def shown_url(url: str | URL) -> str:
     return hide_password(url if isinstance(url, str) else url.render_as_string(hide_password=False))
 
 
-def _sqlite_engine(url: URL, engine_kwargs: dict[str, Any]) -> Engine:
+def _sqlite_engine(url: URL, engine_kwargs: dict[str, Any], setting: str) -> Engine:
     if url.database and url.database != ":memory:" and not url.database.startswith("file:"):
-        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(url.database).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DatabaseUnavailable(
+                f"cannot use the database at {shown_url(url)}: cannot create its directory "
+                f"{folder} ({why_no_directory(folder, exc)}): "
+                + _advice(
+                    setting,
+                    "fix ARENA_DATABASE_URL, or unset it to use SQLite in the data directory",
+                    f"fix {setting}",
+                )
+            ) from None
     connect_args = dict(engine_kwargs.pop("connect_args", {}))
     connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
     connect_args.setdefault("check_same_thread", False)
