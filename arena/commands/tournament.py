@@ -132,8 +132,9 @@ def _create(args: argparse.Namespace) -> int:
         _warn_of_bots_that_cannot_start(db, bots)
     queued = "stored" if args.no_enqueue else "queued"
     print(
-        f"tournament {tournament.id}: {tournament.format}, {tournament.planned_sets} game sets "
-        f"{queued} (ruleset {tournament.ruleset}, seed {tournament.seed})"
+        f"tournament {tournament.id}: {tournament.format}, {tournament.planned_sets} game "
+        f"set{'' if tournament.planned_sets == 1 else 's'} {queued} (ruleset "
+        f"{tournament.ruleset}, seed {tournament.seed})"
     )
     print(f"follow it with: arena tournament status {tournament.id} --follow")
     return 0

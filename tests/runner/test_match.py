@@ -176,6 +176,7 @@ def test_queueing_with_the_default_sqlite_on_a_named_redis_notes_it(
     register("greedy", "random")
     made = arena(arena_env, "tournament", "create", "--sets", "1", "--ruleset", QUICK)
     assert made.returncode == 0 and "ARENA_DATABASE_URL is not set" not in made.stderr
+    assert ": round-robin, 1 game set queued (ruleset " in made.stdout, made.stdout
     data_dir = {**arena_env, "ARENA_DATABASE_URL": ""}  # empty: the default, SQLite
     elsewhere = arena(data_dir, "tournament", "create", "--sets", "1", "--no-enqueue")
     assert "ARENA_DATABASE_URL is not set" not in elsewhere.stderr  # nothing queued
