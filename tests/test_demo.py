@@ -118,8 +118,15 @@ def test_demo_without_node_plays_the_other_sample_bots_and_says_why(tmp_path: Pa
     _assert_nothing_left(tmp_path, out)
 
 
-@pytest.mark.parametrize("flag", ["--workers=0", "--games=huge"])
-def test_demo_refuses_bad_options(flag: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("--workers=0", "--workers: must be at least 1, not 0"),
+        ("--games=huge", "invalid choice: 'huge'"),
+        ("--game-master=nonsense", "--game-master 'nonsense': write it as HOST:PORT"),
+    ],
+)
+def test_demo_refuses_bad_options(flag: str, message: str, tmp_path: Path) -> None:
     env = dict(os.environ, ARENA_DATA_DIR=str(tmp_path / "data"))
     done = subprocess.run(
         [sys.executable, "-m", "arena.cli", "demo", flag, "--no-serve"],
@@ -128,8 +135,8 @@ def test_demo_refuses_bad_options(flag: str, tmp_path: Path) -> None:
         text=True,
         timeout=60,
     )
-    assert done.returncode == 2
-    assert ("workers" in done.stderr) or ("invalid choice" in done.stderr)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert not (tmp_path / "data").exists()  # refused before anything started
 
 
 def test_the_demo_says_why_a_bot_forfeited(
@@ -192,8 +199,10 @@ def test_sigterm_stops_the_demo_and_every_process_it_started(tmp_path: Path) -> 
     from runner.stack import free_port
 
     env = _demo_env(tmp_path)
+    gm = f"127.0.0.1:{free_port()}"  # chosen, as for `arena watch` from another shell
+    dashboard = f"127.0.0.1:{free_port()}"
     demo = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "demo", "--listen", f"127.0.0.1:{free_port()}"],
+        [sys.executable, "-m", "arena.cli", "demo", "--listen", dashboard, "--game-master", gm],
         env=env,
         cwd=tmp_path,
         stdout=subprocess.PIPE,
@@ -211,6 +220,7 @@ def test_sigterm_stops_the_demo_and_every_process_it_started(tmp_path: Path) -> 
     out = "".join(seen) + demo.stdout.read()
     assert demo.wait(timeout=60) == 0, out
     assert "[demo] stopping" in out and "all processes stopped" in out, out
+    assert f"starting the game master on {gm}\n" in out, out
     _assert_nothing_left(tmp_path, out)
 
 

@@ -48,6 +48,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--listen", default=None, help="dashboard address (default ARENA_DASHBOARD_LISTEN)"
     )
     p.add_argument(
+        "--game-master",
+        metavar="HOST:PORT",
+        default=None,
+        help="where the game master listens, e.g. to `arena watch` its games from another shell "
+        "(default: a free port on 127.0.0.1)",
+    )
+    p.add_argument(
         "--no-serve",
         action="store_true",
         help="exit after the tournament instead of serving the dashboard (for scripts and CI)",
@@ -67,14 +74,17 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    from arena.config import data_dir, database_url, env
+    from arena.config import data_dir, database_url, env, parse_listen
     from arena.rulesets import ruleset_key
     from arena.storage import open_database
     from arena.storage.database import shown_url
     from runner import redis_conn
     from runner.stack import Stack
 
-    ruleset_key(args.ruleset)  # a bad one is refused now, not once every process has started
+    # Bad values are refused now, not once every process has started.
+    ruleset_key(args.ruleset)
+    if args.game_master:
+        parse_listen(args.game_master, "--game-master")
     home = data_dir()
     _say(f"data directory {home}")
     _say(f"database {shown_url(database_url())}")
@@ -155,7 +165,7 @@ def _start_services(stack: Stack, args: argparse.Namespace) -> None:
     from arena.config import env
     from runner.stack import arena_command, free_port, grpc_ready, log_ready
 
-    gm = f"127.0.0.1:{free_port()}"
+    gm = args.game_master or f"127.0.0.1:{free_port()}"
     stack.env["ARENA_GAME_MASTER"] = gm
     # The game master's admin calls (open, end, read games) for its workers only, not for the
     # bots they start (which get a clean environment): a token of the demo's own, unless given.
