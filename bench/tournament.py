@@ -2,9 +2,11 @@
 
 Prints games per minute for each, the speedup, and the share of the workers' wall time spent
 outside games (dequeueing, starting and stopping agents, storing results, ratings). A game
-here is the span from OpenGame to its result, agents' start-up included.
+here is the span from OpenGame to its result, agents' start-up included. The worker counts take
+turns in rounds (1, 2, 1, 2, ...), each speedup is taken within a round and the median round's
+is reported: the load of a shared machine changes from minute to minute.
 
-    .venv/bin/python bench/tournament.py [--sets 40] [--hands 3] [--workers 1,2]
+    .venv/bin/python bench/tournament.py [--sets 40] [--hands 3] [--workers 1,2] [--rounds 3]
 
 Uses ARENA_REDIS_URL if set, else the embedded Redis in a temporary data directory; a game
 master is started on a free port; SQLite in the temporary directory.
@@ -16,6 +18,7 @@ import argparse
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -99,7 +102,7 @@ def _worker_cpu(supervisor: int) -> tuple[float, float]:
 
 
 def _run(
-    env: dict[str, str], workers: int, sets: int, ruleset: str, game_master: int
+    env: dict[str, str], workers: int, sets: int, ruleset: str, game_master: int, round_: int
 ) -> dict[str, Any]:
     from arena.storage import open_database, repo
     from runner import redis_conn
@@ -107,10 +110,10 @@ def _run(
     from runner.tournament import create_tournament
 
     os.environ.update(env)
-    queue_name = f"bench-{workers}-{os.getpid()}"
+    queue_name = f"bench-{workers}-{round_}-{os.getpid()}"
     connection = redis_conn.connect()
     queue = arena_queue(connection, queue_name)
-    log = open(Path(env["ARENA_DATA_DIR"]) / f"workers-{workers}.log", "w")  # noqa: SIM115
+    log = open(Path(env["ARENA_DATA_DIR"]) / f"{queue_name}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
         [*ARENA, "worker", "--count", str(workers), "--queue", queue_name],
         env=env,
@@ -230,6 +233,7 @@ def main() -> int:
         default="sample_agents/bots/random,sample_agents/bots/greedy",
         help="bot directories (e.g. tests/runner/bots/slow, which thinks 40 ms per decision)",
     )
+    parser.add_argument("--rounds", type=int, default=3, help="turns each worker count takes")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     ruleset = json.dumps({"name": "standard", "max_hands": args.hands})
@@ -237,8 +241,8 @@ def main() -> int:
         counts = [int(x) for x in args.workers.split(",")]
     except ValueError:
         parser.error(f"--workers takes worker counts separated by commas, not {args.workers!r}")
-    if args.sets < 1 or args.hands < 1 or min(counts) < 1:
-        parser.error("--sets, --hands and every worker count must be at least 1")
+    if min(args.sets, args.hands, args.rounds, *counts) < 1:
+        parser.error("--sets, --hands, --rounds and every worker count must be at least 1")
     if not args.json:
         setup = f"{args.sets} sets per pair, max_hands {args.hands}, {os.cpu_count()} CPUs"
         print(f"round robin of {args.bots}, {setup}", flush=True)
@@ -260,11 +264,15 @@ def main() -> int:
         gm, address = _start_game_master(env)
         env["ARENA_GAME_MASTER"] = address
         try:
-            results = []
-            for n in counts:
-                results.append(_run(env, n, args.sets, ruleset, gm.pid))
+            rounds: list[list[dict[str, Any]]] = []
+            for index in range(args.rounds):
                 if not args.json:
-                    _print_one(results[-1])
+                    print(f" round {index + 1} of {args.rounds}", flush=True)
+                rounds.append([])
+                for n in counts:
+                    rounds[-1].append(_run(env, n, args.sets, ruleset, gm.pid, index))
+                    if not args.json:
+                        _print_one(rounds[-1][-1])
         finally:
             gm.terminate()
             gm.wait(timeout=30)
@@ -274,21 +282,39 @@ def main() -> int:
                 redis_conn.stop_embedded(Path(tmp))
 
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json.dumps(rounds, indent=2))
         return 0
-    if len(results) >= 2:
-        base = results[0]
-        # The work of a game does not shrink with more workers: k workers can give at most
-        # (CPUs / CPUs one worker keeps busy) times one worker, however well they share.
-        ceiling = (os.cpu_count() or 1) / base["busy_cpus"] if base["busy_cpus"] else 0.0
-        print(
-            f"  {base['workers']} worker(s) kept {base['busy_cpus']:.2f} CPUs busy: on this "
-            f"machine, more workers can give at most {ceiling:.2f}x"
-        )
-        for r in results[1:]:
-            speedup = r["games_per_min"] / base["games_per_min"]
-            print(f"  speedup {r['workers']} vs {base['workers']} worker(s): {speedup:.2f}x")
+    _print_summary(rounds)
     return 0
+
+
+def _print_summary(rounds: list[list[dict[str, Any]]]) -> None:
+    """Medians over the rounds: games per minute, outside games, and each speedup."""
+    print(" median of the rounds")
+    for column in zip(*rounds, strict=True):
+        print(
+            f"  {column[0]['workers']} worker(s): "
+            f"{statistics.median(r['games_per_min'] for r in column):.1f} games/min; outside "
+            f"games {100 * statistics.median(r['outside_games'] for r in column):.1f}%; "
+            f"{statistics.median(r['busy_cpus'] for r in column):.2f} CPUs busy"
+        )
+    base_busy = statistics.median(r[0]["busy_cpus"] for r in rounds)
+    if len(rounds[0]) < 2 or not base_busy:
+        return
+    # The work of a game does not shrink with more workers: k workers can give at most
+    # (CPUs / CPUs one worker keeps busy) times one worker, however well they share.
+    base = rounds[0][0]["workers"]
+    print(
+        f"  {base} worker(s) kept {base_busy:.2f} CPUs busy: on this machine, more workers "
+        f"can give at most {(os.cpu_count() or 1) / base_busy:.2f}x"
+    )
+    for k in range(1, len(rounds[0])):
+        speedups = sorted(r[k]["games_per_min"] / r[0]["games_per_min"] for r in rounds)
+        spread = ", ".join(f"{x:.2f}" for x in speedups)
+        print(
+            f"  speedup {rounds[0][k]['workers']} vs {base} worker(s): "
+            f"{statistics.median(speedups):.2f}x (rounds: {spread})"
+        )
 
 
 if __name__ == "__main__":
