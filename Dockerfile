@@ -35,12 +35,12 @@ ENV PATH=/opt/arena/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     ARENA_DATA_DIR=/var/lib/arena/data
-# Non-root. The data directory exists and is owned by `arena` before a volume is mounted on it,
-# so docker gives a fresh named volume the same owner.
+# Non-root. The data directory and the game master's socket directory exist and are owned by
+# `arena` before volumes are mounted on them, so docker gives a fresh named volume that owner.
 RUN useradd --system --user-group --uid 10001 --home-dir /var/lib/arena --create-home \
         --shell /usr/sbin/nologin arena \
-    && mkdir -p /var/lib/arena/data \
-    && chown -R arena:arena /var/lib/arena
+    && mkdir -p /var/lib/arena/data /run/arena \
+    && chown -R arena:arena /var/lib/arena /run/arena
 USER arena
 WORKDIR /var/lib/arena
 # gRPC game master, dashboard.

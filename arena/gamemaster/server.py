@@ -27,6 +27,7 @@ from grpc_reflection.v1alpha import reflection
 from arena import wire
 from arena.errors import ArenaError
 from arena.game import Game
+from arena.gamemaster import unix_socket
 from arena.gamemaster.policy import DETAIL_MAX_CHARS, MAX_AGENT_MESSAGE_BYTES, GameLimits, cut
 from arena.gamemaster.session import GameSession
 from arena.gamemaster.status import SHUTTING_DOWN, Refusal, Refused
@@ -490,12 +491,14 @@ class GameMasterServer:
         health_servicer: Any,
         host: str,
         port: int,
+        socket_path: str | None = None,
     ) -> None:
         self.server = server
         self.service = service
         self.health = health_servicer
         self.host = host
         self.port = port
+        self.socket_path = socket_path
 
     @property
     def address(self) -> str:
@@ -510,6 +513,8 @@ class GameMasterServer:
         await self.health.enter_graceful_shutdown()
         await self.service.shutdown()
         await self.server.stop(grace)
+        if self.socket_path is not None:
+            unix_socket.remove(self.socket_path)
 
 
 async def create_server(
@@ -519,8 +524,10 @@ async def create_server(
     admin_token: str | None = None,
     max_games: int = DEFAULT_MAX_GAMES,
     retain_s: float = RETAIN_S,
+    socket_path: str | None = None,
 ) -> GameMasterServer:
-    """Build and start a game master on ``address`` (port 0 picks a free port)."""
+    """Build and start a game master on ``address`` (port 0 picks a free port), and on the Unix
+    socket ``socket_path`` too if given (for container agents, unix_socket.py)."""
     service = GameMasterService(limits or GameLimits.from_env(), admin_token, max_games, retain_s)
     server = grpc.aio.server(
         options=[
@@ -539,18 +546,28 @@ async def create_server(
     reflection.enable_server_reflection(
         (wire.SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
+    port = _listen(server, address)
+    if socket_path is not None:
+        _listen(server, unix_socket.prepare(socket_path))
+    await server.start()
+    if socket_path is not None:
+        unix_socket.open_to_agents(socket_path)
+    serving = health_pb2.HealthCheckResponse.SERVING
+    await health_servicer.set("", serving)
+    await health_servicer.set(wire.SERVICE, serving)
+    host = address.rsplit(":", 1)[0]
+    return GameMasterServer(server, service, health_servicer, host, port, socket_path)
+
+
+def _listen(server: grpc.aio.Server, address: str) -> int:
+    """Bind the server to address; the port (1 for a Unix socket) or an OSError saying why not."""
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as exc:
         raise OSError(f"cannot listen on {address}: {exc}") from None
     if not port:
         raise OSError(f"cannot listen on {address}")
-    await server.start()
-    serving = health_pb2.HealthCheckResponse.SERVING
-    await health_servicer.set("", serving)
-    await health_servicer.set(wire.SERVICE, serving)
-    host = address.rsplit(":", 1)[0]
-    return GameMasterServer(server, service, health_servicer, host, port)
+    return int(port)
 
 
 def serve(address: str, **options: Any) -> int:
@@ -568,6 +585,8 @@ async def _serve(address: str, grace: float = 2.0, **options: Any) -> int:
     if gm.host != shown.rsplit(":", 1)[0]:  # a wildcard: bound on every interface
         shown = f"{gm.host}:{gm.port} (every interface); dial {gm.address}"
     print(f"game master listening on {shown}", flush=True)
+    if gm.socket_path is not None:
+        print(f"game master listening on unix:{gm.socket_path} for container agents", flush=True)
     await stop.wait()
     running = sum(1 for s in gm.service.games.values() if not s.finished)
     print(f"game master stopping: aborting {running} game(s) in progress", flush=True)

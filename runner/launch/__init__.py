@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.launch.container import DEFAULT_NETWORK, ContainerLauncher, RunningContainer
+from runner.launch.container import ContainerLauncher, RunningContainer
 from runner.launch.exits import describe_exit
 from runner.launch.process import RUNTIME_VARIABLES, ProcessLauncher, RunningAgent
 from runner.launch.spec import (
@@ -14,7 +14,6 @@ from runner.launch.spec import (
 )
 
 __all__ = [
-    "DEFAULT_NETWORK",
     "GAME_MASTER_ENV",
     "RUNTIME_VARIABLES",
     "SEAT_TOKEN_ENV",

@@ -1,13 +1,11 @@
 """Container agents: `docker run` with hard limits, no privileges, only the game master in reach.
 
-The agents network must be an internal docker network (no route out) to which the game master
-is also attached, so a bot can reach the game master and nothing else. The operator creates it
-once with::
-
-    docker network create --internal arena-agents
-    docker network connect arena-agents <game master container>
-
-docker-compose.yml defines it under that fixed name and attaches the gamemaster service.
+A container agent has no network at all (`--network none`): it dials the game master's Unix
+socket (`arena gamemaster --socket`), whose directory is mounted read-only into it, and reaches
+nothing else, not the other agents of its game either (on a shared network, partners could
+find each other's ports and swap hands). ARENA_CONTAINER_SOCKET names that directory as the
+docker daemon sees it: a volume's name (docker-compose.yml's `arena-gamemaster`, which its game
+master serves in) or an absolute host directory, holding the socket as `gamemaster.sock`.
 """
 
 from __future__ import annotations
@@ -15,17 +13,23 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from arena.config import env
+from arena.gamemaster.unix_socket import SOCKET_NAME
 from runner.launch.process import RunningAgent, start_process
 from runner.launch.spec import SEAT_TOKEN_ENV, AgentSpec, LaunchError, safe_label
 
-DEFAULT_NETWORK = "arena-agents"
 NOBODY = "65534:65534"
+# Where a container agent finds the game master's socket directory.
+SOCKET_MOUNT = "/run/arena"
+# A docker volume's name (docker's own rule), else an absolute host directory.
+_VOLUME_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]+")
 
 # The docker client is our program, not the bot's, so it keeps what it needs to find the
 # daemon (contexts, remote or rootless daemons, TLS); the bot itself sees none of this.
@@ -86,7 +90,7 @@ class ContainerLauncher:
         self,
         *,
         docker: str = "docker",
-        network: str = DEFAULT_NETWORK,
+        socket_source: str | None = None,
         name_prefix: str = "arena-agent",
         tmpfs_size: str = "64m",
         user: str = NOBODY,
@@ -95,7 +99,7 @@ class ContainerLauncher:
         grace_seconds: float = 2.0,
     ) -> None:
         self.docker = docker
-        self.network = network
+        self.socket_source = socket_source or env("ARENA_CONTAINER_SOCKET")
         self.name_prefix = name_prefix
         self.tmpfs_size = tmpfs_size
         self.user = user
@@ -130,7 +134,7 @@ class ContainerLauncher:
             argv += ["--ulimit", f"cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}"]
         argv += ["--read-only", "--tmpfs", f"/tmp:size={self.tmpfs_size}"]
         argv += ["--security-opt", "no-new-privileges", "--cap-drop", "ALL"]
-        argv += ["--user", self.user, "--network", self.network]
+        argv += ["--user", self.user, "--network", "none", "--mount", self._socket_mount()]
         # Its stderr reaches the launcher through this client; the daemon's own copy (json-file,
         # unbounded by default) must not let a chatty bot fill the host's disk.
         argv += ["--log-driver", "json-file", "--log-opt", "max-size=1m", "--log-opt", "max-file=1"]
@@ -141,8 +145,24 @@ class ContainerLauncher:
             argv += ["--pull", self.pull]
         # The only writable place is /tmp, so runtimes that write under ~ write there.
         argv += ["-e", "HOME=/tmp", "-e", "TMPDIR=/tmp"]
-        argv += ["-e", f"ARENA_GAME_MASTER={spec.game_master}", "-e", SEAT_TOKEN_ENV]
+        game_master = f"unix:{SOCKET_MOUNT}/{SOCKET_NAME}"
+        argv += ["-e", f"ARENA_GAME_MASTER={game_master}", "-e", SEAT_TOKEN_ENV]
         return [*argv, spec.image, *spec.command]
+
+    def _socket_mount(self) -> str:
+        """The --mount of the game master's socket directory, read-only."""
+        source = self.socket_source
+        if _VOLUME_NAME.fullmatch(source):
+            kind = "volume"
+        elif os.path.isabs(source) and "," not in source and "=" not in source:
+            kind = "bind"
+        else:
+            raise LaunchError(
+                f"ARENA_CONTAINER_SOCKET={source!r} is neither a docker volume's name nor an "
+                "absolute directory without ',' or '=': name where the game master's "
+                f"{SOCKET_NAME} is"
+            )
+        return f"type={kind},source={source},target={SOCKET_MOUNT},readonly"
 
     def client_environment(self, spec: AgentSpec) -> dict[str, str]:
         """Environment of the docker client process (not of the bot)."""

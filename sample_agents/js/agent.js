@@ -11,7 +11,7 @@
 //   ARENA_GAME_MASTER=127.0.0.1:50051 ARENA_SEAT_TOKEN=... node agent.js
 //
 // Environment:
-//   ARENA_GAME_MASTER  host:port of the game master (default 127.0.0.1:50051)
+//   ARENA_GAME_MASTER  host:port of the game master, or unix:PATH (default 127.0.0.1:50051)
 //   ARENA_SEAT_TOKEN   the seat's secret token (required)
 //   ARENA_PROTO_DIR    the directory holding sixtythree/v1/arena.proto (default ../../proto
 //                      relative to this file)

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 import pytest
 
-from arena.local_match import GameSpec, LocalGameMaster, MatchResult, SeatSpec
+from arena.gamemaster.client import GameMasterClient
+from arena.gamemaster.server import start_in_thread
+from arena.local_match import GameSpec, LocalGameMaster, MatchResult, SeatSpec, play_games
 from arena.rulesets import RULESETS
 from arena.verify import verify_text
 from tests.interop.agents import JS, PY_GREEDY, PY_RANDOM, STDIO_AWK, STDIO_PY, needs_node
+from tests.interop.conftest import LIMITS
 
 HELLO_NAMES = {
     "py-greedy": "greedy",
@@ -97,3 +102,21 @@ def test_stdio_bots_alone_finish_a_full_game(local_gm: LocalGameMaster) -> None:
         if '"seat":1' in line and '"action"' in line
     ]
     assert "awk" in notes  # the bot's note reaches the record through the bridge
+
+
+@needs_node
+@pytest.mark.usefixtures("js_ready")
+def test_python_javascript_and_stdio_agents_play_through_the_game_masters_unix_socket(
+    tmp_path: Path,
+) -> None:
+    # How container agents, which have no network, dial in (runner/launch/container.py).
+    seats = [JS, PY_GREEDY, STDIO_PY, PY_RANDOM]
+    with tempfile.TemporaryDirectory(prefix="gm-", dir="/tmp") as short:  # 107 bytes at most
+        sock = f"{short}/gamemaster.sock"
+        with (
+            start_in_thread(limits=LIMITS, admin_token="t0ken", socket_path=sock) as gm,
+            GameMasterClient(gm.address, admin_token="t0ken") as client,
+        ):
+            spec = GameSpec({"name": "standard", "max_hands": 3}, 8, seats)
+            (result,) = play_games(client, f"unix:{sock}", [spec], log_dir=tmp_path, timeout=120)
+            _check_clean_game(result, seats)

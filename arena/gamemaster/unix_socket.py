@@ -1,0 +1,65 @@
+"""The game master's Unix socket: how container agents, which have no network, reach it.
+
+A container agent runs with `--network none` and finds the game master's socket in a directory
+mounted into it (runner/launch/container.py), so it reaches the game master and nothing else,
+not even the other agents of its game.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+from pathlib import Path
+
+# The file name container agents dial in the mounted directory (unix:/run/arena/gamemaster.sock).
+SOCKET_NAME = "gamemaster.sock"
+# sun_path holds 108 bytes with its terminating zero.
+_MAX_PATH_BYTES = 107
+
+
+class SocketUnusable(OSError):
+    """The game master cannot serve at this socket path; the message says why and what to do."""
+
+
+def prepare(path: str) -> str:
+    """Check that the game master may listen at path and return its gRPC address (unix:PATH).
+
+    Its directory is made if need be, and a socket file that nothing listens on any more (a
+    game master that was killed) is removed; a live one is left alone: two game masters on one
+    socket would each get some of the agents."""
+    where = Path(path)
+    if not where.is_absolute():
+        raise SocketUnusable(f"the socket path {path!r} must be absolute")
+    if len(os.fsencode(path)) > _MAX_PATH_BYTES:
+        raise SocketUnusable(f"the socket path {path!r} is longer than {_MAX_PATH_BYTES} bytes")
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SocketUnusable(f"cannot make the socket's directory {where.parent}: {exc}") from None
+    try:
+        mode = where.lstat().st_mode
+    except FileNotFoundError:
+        return f"unix:{path}"
+    if not stat.S_ISSOCK(mode):
+        raise SocketUnusable(f"{path} exists and is not a socket: remove it or choose another path")
+    with socket.socket(socket.AF_UNIX) as probe:
+        try:
+            probe.connect(path)
+        except ConnectionRefusedError:  # left behind by a game master that is gone
+            where.unlink()
+            return f"unix:{path}"
+    raise SocketUnusable(
+        f"something already listens on {path} (another game master?): stop it or choose another "
+        "path"
+    )
+
+
+def open_to_agents(path: str) -> None:
+    """Let any user connect: container agents run as nobody (connecting needs write access)."""
+    os.chmod(path, 0o666)
+
+
+def remove(path: str) -> None:
+    """Remove the socket file of a game master that stopped."""
+    Path(path).unlink(missing_ok=True)

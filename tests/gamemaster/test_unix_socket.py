@@ -1,0 +1,95 @@
+"""The game master's Unix socket, for container agents: served to every user, checked, removed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from arena import wire
+from arena.gamemaster.unix_socket import SocketUnusable, prepare
+from tests.gamemaster.helpers import PY, REPO
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A directory with a short path: a socket's path holds at most 107 bytes."""
+    with tempfile.TemporaryDirectory(prefix="gm-", dir="/tmp") as name:
+        yield Path(name)
+
+
+def _game_master(sock: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [PY, "-m", "arena.cli", "gamemaster", "--listen", "127.0.0.1:0", "--socket", str(sock)],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_game_master_serves_its_socket_to_every_user_and_removes_it_when_it_stops(
+    short_dir: Path,
+) -> None:
+    sock = short_dir / "run" / "gamemaster.sock"  # its directory is made
+    gm = _game_master(sock)
+    try:
+        assert gm.stdout is not None
+        assert gm.stdout.readline().startswith("game master listening on 127.0.0.1:")
+        line = gm.stdout.readline().strip()
+        assert line == f"game master listening on unix:{sock} for container agents"
+        mode = sock.stat().st_mode
+        # Container agents run as nobody: connecting to a socket needs write access to it.
+        assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o666
+        with grpc.insecure_channel(f"unix:{sock}") as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            reply = health.Check(health_pb2.HealthCheckRequest(service=wire.SERVICE), timeout=10)
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        # A second game master on the same socket would take some of the agents: refused.
+        second = _game_master(sock)
+        _, err = second.communicate(timeout=60)
+        assert second.returncode == 2
+        assert f"something already listens on {sock} (another game master?)" in err
+        assert sock.exists()
+    finally:
+        gm.send_signal(signal.SIGTERM)
+        gm.communicate(timeout=30)
+    assert gm.returncode == 0
+    assert not sock.exists()
+
+
+def test_a_socket_left_by_a_killed_game_master_is_replaced(short_dir: Path) -> None:
+    path = short_dir / "gamemaster.sock"
+    with socket.socket(socket.AF_UNIX) as left:  # bound once, nothing listens now
+        left.bind(str(path))
+    assert prepare(str(path)) == f"unix:{path}"
+    assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("plain-file", "exists and is not a socket: remove it or choose another path"),
+        ("relative", "the socket path 'relative' must be absolute"),
+        ("x" * 120, "is longer than 107 bytes"),
+        ("plain-file/gamemaster.sock", "cannot make the socket's directory"),
+    ],
+)
+def test_a_socket_path_the_game_master_cannot_use_says_why(
+    short_dir: Path, name: str, message: str
+) -> None:
+    (short_dir / "plain-file").write_text("not a socket")
+    path = name if name == "relative" else str(short_dir / name)
+    with pytest.raises(SocketUnusable, match=message):
+        prepare(path)
+    assert (short_dir / "plain-file").read_text() == "not a socket"
