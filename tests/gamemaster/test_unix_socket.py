@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -93,3 +94,36 @@ def test_a_socket_path_the_game_master_cannot_use_says_why(
     with pytest.raises(SocketUnusable, match=message):
         prepare(path)
     assert (short_dir / "plain-file").read_text() == "not a socket"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="mounts need root")
+def test_nobody_reaches_the_socket_through_a_read_only_mount_as_a_container_agent_does(
+    short_dir: Path,
+) -> None:
+    # docker run --user 65534:65534 --mount ...,target=/run/arena,readonly: the agent connects
+    # as nobody through a read-only mount (a socket is not a file the mount's ro refuses).
+    served, mounted = short_dir / "served", short_dir / "mounted"
+    mounted.mkdir()
+    short_dir.chmod(0o755)  # as /run is: nobody may pass through to the mount
+    gm = _game_master(served / "gamemaster.sock")
+    try:
+        assert gm.stdout is not None
+        gm.stdout.readline()
+        gm.stdout.readline()
+        connect = (
+            "import socket, sys; s = socket.socket(socket.AF_UNIX); "
+            "s.connect(sys.argv[1] + '/gamemaster.sock'); print('connected')"
+        )
+        script = (
+            f"mount --bind {served} {mounted} && mount -o remount,bind,ro {mounted} && "
+            f"! touch {mounted}/written 2>/dev/null && "
+            f"setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "
+            f'"{connect}" {mounted}'
+        )
+        done = subprocess.run(
+            ["unshare", "--mount", "sh", "-c", script], capture_output=True, text=True, timeout=60
+        )
+        assert (done.returncode, done.stdout) == (0, "connected\n"), done.stderr
+    finally:
+        gm.send_signal(signal.SIGTERM)
+        gm.communicate(timeout=30)
