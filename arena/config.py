@@ -95,6 +95,21 @@ def listen_address(option: str | None, variable: str) -> tuple[str, int]:
     return parse_listen(env(variable), variable)
 
 
+def agents_game_master() -> str | None:
+    """What workers give their process agents to dial instead of ARENA_GAME_MASTER: the game
+    master's Unix socket, where ARENA_GAME_MASTER_SOCKET names one (such agents then get no
+    network of the host's: runner/launch/pidns.py)."""
+    path = env("ARENA_GAME_MASTER_SOCKET")
+    if not path:
+        return None
+    if not os.path.isabs(path):
+        raise ConfigError(
+            f"ARENA_GAME_MASTER_SOCKET={path!r}: give the socket's absolute path, as the game "
+            "master has it"
+        )
+    return f"unix:{path}"
+
+
 def data_dir() -> Path:
     return _own_directory("ARENA_DATA_DIR", "the data directory")
 

@@ -16,7 +16,7 @@ import redis
 from redis.exceptions import LockError, LockNotOwnedError
 from redis.lock import Lock
 
-from arena.config import database_url, env
+from arena.config import agents_game_master, database_url, env
 from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, open_database
@@ -147,6 +147,7 @@ def run_game_set(set_id: str) -> dict[str, Any]:
         database(),
         set_id,
         game_master(),
+        agent_game_master=agents_game_master(),
         ratings_lock=_ratings_lock,
         bot_lock=_bot_lock,
         stopping=stopping.is_set,

@@ -81,6 +81,11 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
         ({"ARENA_NIGHTLY_CRON": "* * * * * *"}, ["scheduler"], "is not a cron expression"),
         ({}, ["scheduler", "--cron", "0 25 * * *"], "--cron='0 25 * * *' is not a cron"),
         ({"ARENA_GAME_MASTER": "nohostport"}, ["worker"], "ARENA_GAME_MASTER='nohostport'"),
+        (
+            {"ARENA_GAME_MASTER_SOCKET": "gm.sock"},
+            ["worker"],
+            "ARENA_GAME_MASTER_SOCKET='gm.sock': give the socket's absolute path",
+        ),
         ({"ARENA_DECISION_MS": "abc"}, ["worker"], "ARENA_DECISION_MS='abc' is not a whole"),
         ({}, ["worker", "--count", "0"], "argument --count: must be at least 1, not 0"),
         ({}, ["scheduler", "--ruleset", "nosuch"], "unknown ruleset 'nosuch'; choose one of"),

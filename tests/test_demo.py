@@ -90,6 +90,11 @@ def test_demo_runs_a_round_robin_and_stops_every_process(tmp_path: Path) -> None
     assert [row[-1] for row in rows] == ["0"] * len(rows), table  # every sample bot plays cleanly
     assert "all processes stopped" in out
     _assert_nothing_left(tmp_path, out)
+    # The bots dialled the game master's socket, off the host's network; it is gone with it.
+    sock = tmp_path / "data" / "gamemaster.sock"
+    workers_log = (tmp_path / "data" / "logs" / "workers.log").read_text()
+    assert f"process agents dial unix:{sock}, with no network of their own" in workers_log
+    assert not sock.exists()
 
 
 def test_demo_without_node_plays_the_other_sample_bots_and_says_why(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import contextlib
 import os
 import re
 import signal
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,12 +53,16 @@ def started() -> Iterator[list[RunningAgent]]:
 
 
 def start(
-    server: ForkServer, started: list[RunningAgent], directory: Path, *command: str
+    server: ForkServer,
+    started: list[RunningAgent],
+    directory: Path,
+    *command: str,
+    game_master: str = "127.0.0.1:50051",
 ) -> RunningAgent:
     spec = AgentSpec(
         command=command,
         directory=directory,
-        game_master="127.0.0.1:50051",
+        game_master=game_master,
         seat_token=TOKEN,
         limits=AgentLimits(),
         label="fork-test",
@@ -236,6 +241,34 @@ def test_an_agent_sees_only_its_own_processes(
     assert agent.wait(timeout=20) == 0
     assert "pids [1, 2] me 2 parent 1" in agent.stderr_text(), agent.stderr_text()
     assert neighbour.poll() is None
+
+
+def test_an_agent_that_dials_its_game_masters_socket_reaches_no_port_of_the_host(
+    isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # A port on the host's loopback, as Redis's, the database's or a partner's helper's is.
+    (tmp_path / "bot.py").write_text(
+        "import socket, sys\n"
+        "def reach(port):\n"
+        "    try:\n"
+        "        socket.create_connection(('127.0.0.1', port), timeout=5).close()\n"
+        "        return 'reached'\n"
+        "    except OSError as error:\n"
+        "        return type(error).__name__\n"
+        "own = socket.create_server(('127.0.0.1', 0))\n"
+        "host, mine = reach(int(sys.argv[1])), reach(own.getsockname()[1])\n"
+        "print('host', host, 'own', mine, file=sys.stderr)\n"
+    )
+    with socket.create_server(("127.0.0.1", 0)) as host_port:
+        port = str(host_port.getsockname()[1])
+        by_socket = start(
+            isolating, started, tmp_path, "python", "bot.py", port, game_master="unix:/x.sock"
+        )
+        by_tcp = start(isolating, started, tmp_path, "python", "bot.py", port)
+        assert by_socket.wait(timeout=20) == 0 and by_tcp.wait(timeout=20) == 0
+    # Its own loopback works (a bot may talk to its own helpers); the host's is out of reach.
+    assert "host ConnectionRefusedError own reached" in by_socket.stderr_text()
+    assert "host reached own reached" in by_tcp.stderr_text()
 
 
 @_AS_ROOT

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import shutil
 import sys
@@ -162,7 +163,8 @@ def _node_missing() -> str:
 
 
 def _start_services(stack: Stack, args: argparse.Namespace) -> None:
-    from arena.config import env
+    from arena.config import data_dir, env
+    from arena.gamemaster import unix_socket
     from runner.stack import arena_command, free_port, grpc_ready, log_ready
 
     gm = args.game_master or f"127.0.0.1:{free_port()}"
@@ -171,6 +173,10 @@ def _start_services(stack: Stack, args: argparse.Namespace) -> None:
     # bots they start (which get a clean environment): a token of the demo's own, unless given.
     if not stack.env.get("ARENA_ADMIN_TOKEN", "").strip():
         stack.env["ARENA_ADMIN_TOKEN"] = secrets.token_hex(16)
+    # The bots dial the game master's socket, so that they get no network of their own.
+    sock = str(data_dir().resolve() / unix_socket.SOCKET_NAME)
+    if len(os.fsencode(sock)) <= unix_socket.MAX_PATH_BYTES:
+        stack.env.setdefault("ARENA_GAME_MASTER_SOCKET", sock)
     _say(f"starting the game master on {gm}")
     stack.start("gamemaster", arena_command("gamemaster", "--listen", gm), grpc_ready(gm))
     _say(f"starting {args.workers} workers")

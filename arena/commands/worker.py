@@ -30,7 +30,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run(args: argparse.Namespace) -> int:
-    from arena.config import Limits, agent_logs_dir, database_url, env, parse_listen
+    from arena.config import (
+        Limits,
+        agent_logs_dir,
+        agents_game_master,
+        database_url,
+        env,
+        parse_listen,
+    )
     from arena.storage.database import check_url
     from runner import redis_conn
     from runner.queue import queue_name
@@ -44,12 +51,18 @@ def _run(args: argparse.Namespace) -> int:
 
     # What a game set and the nightly job will read, checked now rather than in every job.
     parse_listen(env("ARENA_GAME_MASTER"), "ARENA_GAME_MASTER")
+    agents_dial = agents_game_master()
     Limits.from_env()
     agent_logs = agent_logs_dir()
     check_url(database_url())  # a database that is down is waited for; a bad URL is not
     setup_logging()
     if agent_logs is not None:
         logging.getLogger("arena.worker").info("keeping every seat's stderr in %s", agent_logs)
+    if agents_dial is not None:
+        logging.getLogger("arena.worker").info(
+            "process agents dial %s, with no network of their own where namespaces can be made",
+            agents_dial,
+        )
     redis_conn.connect()  # fail now, with the fix in the message, if Redis is not there
     _check_admin_token(env("ARENA_GAME_MASTER"))
     queue = args.queue or queue_name()

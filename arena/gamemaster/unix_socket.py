@@ -15,7 +15,7 @@ from pathlib import Path
 # The file name container agents dial in the mounted directory (unix:/run/arena/gamemaster.sock).
 SOCKET_NAME = "gamemaster.sock"
 # sun_path holds 108 bytes with its terminating zero.
-_MAX_PATH_BYTES = 107
+MAX_PATH_BYTES = 107
 
 
 class SocketUnusable(OSError):
@@ -31,8 +31,8 @@ def prepare(path: str) -> str:
     where = Path(path)
     if not where.is_absolute():
         raise SocketUnusable(f"the socket path {path!r} must be absolute")
-    if len(os.fsencode(path)) > _MAX_PATH_BYTES:
-        raise SocketUnusable(f"the socket path {path!r} is longer than {_MAX_PATH_BYTES} bytes")
+    if len(os.fsencode(path)) > MAX_PATH_BYTES:
+        raise SocketUnusable(f"the socket path {path!r} is longer than {MAX_PATH_BYTES} bytes")
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -4,7 +4,10 @@ In the host's process table a bot could read the worker's environment (the datab
 admin token) and the other agents' (their seat tokens) through /proc, signal the worker and
 the game master, and leave a process behind (double fork, setsid) that lived on into the next
 game of its set. In a namespace of its own, with its own /proc, it sees none of them, and
-when it ends the kernel ends every process it started, wherever it moved them.
+when it ends the kernel ends every process it started, wherever it moved them. An agent that
+dials its game master's Unix socket (ARENA_GAME_MASTER_SOCKET) gets a network namespace of its
+own too, holding only a loopback of its own: no port of the host (Redis, the database, the
+dashboard, the other agents) and nothing beyond is in its reach.
 
 The fork server's child for an agent calls `enter()` before it becomes the agent. Three
 processes then stand where one did:
@@ -33,9 +36,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import os
 import resource
 import signal
+import socket
+import struct
 from pathlib import Path
 from typing import NoReturn
 
@@ -45,6 +51,9 @@ from runner.pids import die_with_parent
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+# <linux/sockios.h> and <net/if.h>.
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 # The character devices an agent's /dev holds, as a container's does.
@@ -76,11 +85,17 @@ def available() -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
-def enter() -> bool:
+def enter(*, network: bool = True) -> bool:
     """Return in the agent, process 2 of a new PID namespace with its own /proc; False if no
-    namespace could be made (the agent then runs here)."""
+    namespace could be made (the agent then runs here). Without `network` the agent also gets
+    a network namespace of its own, with nothing in it but a loopback of its own: it can reach
+    no address of the host's (Redis, the database, the other agents) and nothing beyond, only
+    Unix sockets such as its game master's (where the kernel refuses one, it keeps the host's
+    network)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if not _unshare(libc):
+    if not network and _unshare(libc, _CLONE_NEWNET):
+        _loopback_up()
+    elif not _unshare(libc):
         drop_capabilities()  # a root worker without CAP_SYS_ADMIN has others to keep
         return False
     ended_r, ended_w = os.pipe()
@@ -100,14 +115,14 @@ def enter() -> bool:
     return True
 
 
-def _unshare(libc: ctypes.CDLL) -> bool:
-    """Make a PID namespace for this process's children and a mount namespace for itself; for
-    a user other than root, inside a user namespace of its own, mapping only its uid and gid
-    (so files keep their owners, and it can become no one else)."""
-    if libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS) == 0:
+def _unshare(libc: ctypes.CDLL, more: int = 0) -> bool:
+    """Make a PID namespace for this process's children and a mount namespace (and `more`) for
+    itself; for a user other than root, inside a user namespace of its own, mapping only its
+    uid and gid (so files keep their owners, and it can become no one else)."""
+    if libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS | more) == 0:
         return True
     uid, gid = os.getuid(), os.getgid()
-    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS) != 0:
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS | more) != 0:
         return False
     maps = {"setgroups": "deny", "uid_map": f"{uid} {uid} 1", "gid_map": f"{gid} {gid} 1"}
     try:
@@ -117,6 +132,15 @@ def _unshare(libc: ctypes.CDLL) -> bool:
         os.write(2, f"arena: cannot map the agent's user in its namespace: {error}\n".encode())
         os._exit(127)
     return True
+
+
+def _loopback_up() -> None:
+    """Bring up the new network namespace's loopback, down at first: a bot may talk to its own
+    helpers on 127.0.0.1 (partners, each in a namespace of its own, do not share it)."""
+    ifreq = struct.Struct("16sH22x")  # struct ifreq: the name, then ifr_flags in the union
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        _, flags = ifreq.unpack(fcntl.ioctl(sock, _SIOCGIFFLAGS, ifreq.pack(b"lo", 0)))
+        fcntl.ioctl(sock, _SIOCSIFFLAGS, ifreq.pack(b"lo", flags | _IFF_UP))
 
 
 def _own_views(libc: ctypes.CDLL) -> None:

@@ -50,13 +50,18 @@ class ChildTask:
     """What a forked child does once it has left the parent's loop: become the agent."""
 
     def __init__(self, request_fd: int) -> None:
-        self.request_fd = request_fd
+        with os.fdopen(request_fd, "rb") as pipe:
+            self.request = json.loads(pipe.read())  # the launcher wrote it all and closed its end
+
+    @property
+    def needs_network(self) -> bool:
+        """An agent that dials its game master's Unix socket needs no network (pidns.enter)."""
+        return not self.request["env"].get("ARENA_GAME_MASTER", "").startswith("unix:")
 
     def run(self) -> None:
         """Run the agent: its Python entry point, as `python -m MODULE` or `python SCRIPT`, in
         this warm Python, or any other command by exec."""
-        with os.fdopen(self.request_fd, "rb") as pipe:
-            request = json.loads(pipe.read())  # the launcher wrote it all and closed its end
+        request = self.request
         try:
             rlimits.apply(request["cpu_seconds"], request["memory_bytes"])
             os.chdir(request["cwd"])
@@ -290,7 +295,7 @@ def main() -> int:
     task = Zygote(control).serve()
     if task is not None:  # in a forked child
         if isolate:
-            pidns.enter()
+            pidns.enter(network=task.needs_network)
         exit_like_python(task)
     return 0
 

@@ -6,9 +6,11 @@ import json
 import os
 import re
 import signal
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from arena.gamemaster.server import start_in_thread
 from arena.storage import open_database, repo
 from arena.storage.models import BotVersion, Fault, Game, GameSet, RatingHistory
 from tests.runner.conftest import QUICK, RedisServer, Workers, arena, wait_for
@@ -245,3 +247,32 @@ def test_agent_logs_that_cannot_be_written_cost_the_logs_not_the_games(
     assert [s[1:] for s in _sets(arena_env, tid)] == [("done", 1, 2)], workers.log()
     assert "playing without agents' logs" in workers.log()
     assert (tmp_path / "agent-logs" / tid).read_text() == "in the way\n"
+
+
+def test_agents_of_a_worker_given_the_game_masters_socket_dial_it_with_no_network_of_the_host(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers, tmp_path: Path
+) -> None:
+    # Nothing on the host's network (Redis, the database, the other agents) is theirs to reach.
+    with tempfile.TemporaryDirectory(prefix="gm-", dir="/tmp") as short:  # 107 bytes at most
+        sock = f"{short}/gamemaster.sock"
+        with start_in_thread("127.0.0.1:0", socket_path=sock) as gm:
+            register("netprobe", "random")
+            tid = _create(arena_env, "--sets", "1")
+            workers.env.update(
+                ARENA_GAME_MASTER=gm.address,  # the worker's own calls still go over TCP
+                ARENA_GAME_MASTER_SOCKET=sock,
+                ARENA_AGENT_LOGS=str(tmp_path / "agent-logs"),
+            )
+            workers.start(count=1)
+            status = arena(arena_env, "tournament", "status", tid, "--follow", "--interval",
+                           "0.3", timeout=120)  # fmt: skip
+            assert status.returncode == 0, status.stderr
+    assert f"process agents dial unix:{sock}, with no network of their own" in workers.log()
+    said = [log.read_text() for log in (tmp_path / "agent-logs" / tid).glob("*-netprobe-1.*")]
+    assert len(said) == 4  # two seats in each of the two games
+    probes = [re.findall(r"network (\S+) dials (\S+)", text) for text in said]
+    assert all(dials == f"unix:{sock}" for ((_, dials),) in probes), said
+    networks = {network for ((network, _),) in probes}
+    # Each in a network of its own: not the host's, nor its partner's.
+    assert len(networks) == 4 and os.readlink("/proc/self/ns/net") not in networks
+    assert _sets(arena_env, tid)[0][1] == "done"
