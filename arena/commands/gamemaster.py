@@ -30,9 +30,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--socket",
         default=None,
         metavar="PATH",
-        help="also serve on this Unix socket, for container agents, which have no network "
-        "(default: ARENA_GAME_MASTER_SOCKET; empty = none); container agents dial the file "
-        "gamemaster.sock of the directory ARENA_CONTAINER_SOCKET names",
+        help="also serve on this Unix socket, for agents with no network: containers (which "
+        "dial gamemaster.sock in the directory ARENA_CONTAINER_SOCKET names) and the process "
+        "agents of workers given the same ARENA_GAME_MASTER_SOCKET (default: "
+        "ARENA_GAME_MASTER_SOCKET; empty = none)",
     )
     p.add_argument("--decision-ms", type=int, help="time per decision (default ARENA_DECISION_MS)")
     p.add_argument(

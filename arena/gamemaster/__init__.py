@@ -4,6 +4,6 @@ Modules: ``server`` (gRPC service, create_server/serve/start_in_thread), ``sessi
 with its seats and the fault policy applied), ``policy`` (limits, fault kinds, time bank),
 ``tokens`` (seat tokens), ``status`` (refusals and their gRPC status codes), ``client`` (what a
 worker uses to open games and collect results), ``early_exit`` (forfeiting a seat whose agent
-died before it connected), ``unix_socket`` (the socket container agents dial). Importing this
+died before it connected), ``unix_socket`` (the socket agents with no network dial). Importing this
 package loads no grpc.
 """

@@ -527,7 +527,7 @@ async def create_server(
     socket_path: str | None = None,
 ) -> GameMasterServer:
     """Build and start a game master on ``address`` (port 0 picks a free port), and on the Unix
-    socket ``socket_path`` too if given (for container agents, unix_socket.py)."""
+    socket ``socket_path`` too if given (for agents with no network, unix_socket.py)."""
     service = GameMasterService(limits or GameLimits.from_env(), admin_token, max_games, retain_s)
     server = grpc.aio.server(
         options=[
@@ -586,7 +586,7 @@ async def _serve(address: str, grace: float = 2.0, **options: Any) -> int:
         shown = f"{gm.host}:{gm.port} (every interface); dial {gm.address}"
     print(f"game master listening on {shown}", flush=True)
     if gm.socket_path is not None:
-        print(f"game master listening on unix:{gm.socket_path} for container agents", flush=True)
+        print(f"game master listening on unix:{gm.socket_path} for agents", flush=True)
     await stop.wait()
     running = sum(1 for s in gm.service.games.values() if not s.finished)
     print(f"game master stopping: aborting {running} game(s) in progress", flush=True)

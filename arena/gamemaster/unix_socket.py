@@ -1,8 +1,9 @@
-"""The game master's Unix socket: how container agents, which have no network, reach it.
+"""The game master's Unix socket: how agents with no network of their own reach it.
 
-A container agent runs with `--network none` and finds the game master's socket in a directory
-mounted into it (runner/launch/container.py), so it reaches the game master and nothing else,
-not even the other agents of its game.
+A container agent runs with `--network none` and finds the socket in a directory mounted into
+it (runner/launch/container.py); a process agent of a worker given the socket's path runs in a
+network namespace of its own (runner/launch/pidns.py). Either reaches the game master and
+nothing else, not even the other agents of its game.
 """
 
 from __future__ import annotations

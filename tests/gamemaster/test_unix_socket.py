@@ -48,7 +48,7 @@ def test_a_game_master_serves_its_socket_to_every_user_and_removes_it_when_it_st
         assert gm.stdout is not None
         assert gm.stdout.readline().startswith("game master listening on 127.0.0.1:")
         line = gm.stdout.readline().strip()
-        assert line == f"game master listening on unix:{sock} for container agents"
+        assert line == f"game master listening on unix:{sock} for agents"
         mode = sock.stat().st_mode
         # Container agents run as nobody: connecting to a socket needs write access to it.
         assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o666
