@@ -271,6 +271,39 @@ def test_an_agent_that_dials_its_game_masters_socket_reaches_no_port_of_the_host
     assert "host reached own reached" in by_tcp.stderr_text()
 
 
+def test_an_agent_that_dials_its_game_masters_socket_writes_only_in_its_own_directory(
+    isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # A shared /tmp or bot directory let partners leave each other their hands; the arena's
+    # own files (its code, its database) were the bot's to rewrite.
+    (tmp_path / "bot.py").write_text(
+        "import errno, os, sys\n"
+        "def write(path):\n"
+        "    try:\n"
+        "        with open(path, 'w') as note:\n"
+        "            note.write('my hand')\n"
+        "        return 'wrote'\n"
+        "    except OSError as error:\n"
+        "        return errno.errorcode[error.errno]\n"
+        "places = [sys.argv[1], os.path.join(os.getcwd(), 'note'), os.environ['HOME'] + '/n',\n"
+        "          os.environ['TMPDIR'] + '/n', '/dev/shm/n']\n"
+        "print(*(write(place) for place in places), file=sys.stderr)\n"
+    )
+    shared = Path(f"/tmp/arena-test-note-{os.getpid()}")
+    try:
+        by_socket = start(
+            isolating, started, tmp_path, "python", "bot.py", str(shared), game_master="unix:/x"
+        )
+        assert by_socket.wait(timeout=20) == 0
+        assert by_socket.stderr_text().split() == ["EROFS", "EROFS", "wrote", "wrote", "wrote"]
+        assert not shared.exists() and not (tmp_path / "note").exists()
+        by_tcp = start(isolating, started, tmp_path, "python", "bot.py", str(shared))
+        assert by_tcp.wait(timeout=20) == 0
+        assert by_tcp.stderr_text().split() == ["wrote"] * 5
+    finally:
+        shared.unlink(missing_ok=True)
+
+
 @_AS_ROOT
 def test_an_agent_keeps_no_capability_to_undo_its_namespace(
     isolating: ForkServer, started: list[RunningAgent], tmp_path: Path

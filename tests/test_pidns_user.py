@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import encodings.idna  # noqa: F401  (sockets encode host names with it; nobody cannot load it later)
+import errno
 import json
 import os
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -76,6 +80,41 @@ def _in_agent(left_behind: str) -> dict[str, Any]:
         said = pipe.read()
     os.waitpid(relay, 0)
     return {"uid": os.getuid(), **json.loads(said or "{}")}
+
+
+def _in_sealed_agent(note: str) -> dict[str, Any]:
+    """Where a sealed agent may write, and whether it has a network of its own (loopback up)."""
+    own = tempfile.mkdtemp()
+    host_network = os.readlink("/proc/self/ns/net")
+    said_r, said_w = os.pipe()
+    relay = os.fork()
+    if relay == 0:  # pragma: no cover (the agent, after enter)
+        os.close(said_r)
+        entered = pidns.enter(sealed_in=own)
+        with socket.create_server(("127.0.0.1", 0)) as mine:  # its own loopback works
+            socket.create_connection(mine.getsockname(), timeout=5).close()
+        said = {
+            "entered": entered,
+            "own": _write(f"{own}/note"),
+            "shared": _write(note),
+            "own_network": os.readlink("/proc/self/ns/net") != host_network,
+        }
+        os.write(said_w, json.dumps(said).encode())
+        os._exit(0)
+    os.close(said_w)
+    with os.fdopen(said_r) as pipe:
+        said = pipe.read()
+    os.waitpid(relay, 0)
+    return json.loads(said or "{}")
+
+
+def _write(path: str) -> str:
+    try:
+        with open(path, "w") as note:
+            note.write("my hand")
+    except OSError as error:
+        return errno.errorcode[error.errno]
+    return "wrote"
 
 
 def _probe(left_behind: str) -> dict[str, Any]:
@@ -145,10 +184,24 @@ def test_what_an_ordinary_users_agent_leaves_behind_ends_with_it(user_namespaces
     assert _running(left_behind) == []
 
 
+def test_an_ordinary_users_sealed_agent_writes_only_in_its_own_directory(
+    user_namespaces: None, tmp_path: Path
+) -> None:
+    note = f"/tmp/arena-sealed-note-{os.getpid()}"  # where a partner would look
+    try:
+        said = _as_ordinary_user("sealed", note)
+        assert said == {"entered": True, "own": "wrote", "shared": "EROFS", "own_network": True}
+        assert not os.path.exists(note)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(note)
+
+
 TASKS: dict[str, Callable[..., Any]] = {
     "kernel": _kernel_allows_user_namespaces,
     "available": pidns.available,
     "agent": _in_agent,
+    "sealed": _in_sealed_agent,
 }
 
 if __name__ == "__main__":

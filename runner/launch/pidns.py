@@ -5,9 +5,10 @@ admin token) and the other agents' (their seat tokens) through /proc, signal the
 the game master, and leave a process behind (double fork, setsid) that lived on into the next
 game of its set. In a namespace of its own, with its own /proc, it sees none of them, and
 when it ends the kernel ends every process it started, wherever it moved them. An agent that
-dials its game master's Unix socket (ARENA_GAME_MASTER_SOCKET) gets a network namespace of its
-own too, holding only a loopback of its own: no port of the host (Redis, the database, the
-dashboard, the other agents) and nothing beyond is in its reach.
+dials its game master's Unix socket (ARENA_GAME_MASTER_SOCKET) is sealed too: a network
+namespace of its own, holding only a loopback of its own, puts no port of the host (Redis, the
+database, the dashboard, the other agents) and nothing beyond in its reach, and every
+filesystem is read-only to it but its own directory (HOME, TMPDIR) and /dev/shm.
 
 The fork server's child for an agent calls `enter()` before it becomes the agent. Three
 processes then stand where one did:
@@ -52,6 +53,11 @@ _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
+# <linux/mount.h>, <fcntl.h>; mount_setattr is 442 on every architecture (asm-generic too).
+_SYS_MOUNT_SETATTR, _MOUNT_ATTR_RDONLY = 442, 0x1
+_AT_FDCWD, _AT_RECURSIVE = -100, 0x8000
+# A sealed agent's fresh /dev/shm: the memory it may fill through it.
+_SHM = "mode=1777,size=65536k"
 # <linux/sockios.h> and <net/if.h>.
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
@@ -85,15 +91,17 @@ def available() -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
-def enter(*, network: bool = True) -> bool:
+def enter(*, sealed_in: str | None = None) -> bool:
     """Return in the agent, process 2 of a new PID namespace with its own /proc; False if no
-    namespace could be made (the agent then runs here). Without `network` the agent also gets
-    a network namespace of its own, with nothing in it but a loopback of its own: it can reach
-    no address of the host's (Redis, the database, the other agents) and nothing beyond, only
-    Unix sockets such as its game master's (where the kernel refuses one, it keeps the host's
-    network)."""
+    namespace could be made (the agent then runs here).
+
+    `sealed_in`, the agent's own directory, seals it further, for an agent that dials its game
+    master's Unix socket: a network namespace of its own, with nothing in it but a loopback of
+    its own (no address of the host's, such as Redis, the database or the other agents, and
+    nothing beyond; where the kernel refuses one, it keeps the host's network), and a read-only
+    view of every filesystem but that directory and a /dev/shm of its own (_write_only_in)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if not network and _unshare(libc, _CLONE_NEWNET):
+    if sealed_in is not None and _unshare(libc, _CLONE_NEWNET):
         _loopback_up()
     elif not _unshare(libc):
         drop_capabilities()  # a root worker without CAP_SYS_ADMIN has others to keep
@@ -106,6 +114,8 @@ def enter(*, network: bool = True) -> bool:
     os.close(ended_r)
     die_with_parent(signal.SIGKILL)
     _own_views(libc)
+    if sealed_in is not None:
+        _write_only_in(libc, sealed_in)
     agent = os.fork()
     if agent != 0:
         _first_process(agent, ended_w)
@@ -132,6 +142,30 @@ def _unshare(libc: ctypes.CDLL, more: int = 0) -> bool:
         os.write(2, f"arena: cannot map the agent's user in its namespace: {error}\n".encode())
         os._exit(127)
     return True
+
+
+def _write_only_in(libc: ctypes.CDLL, own: str) -> None:
+    """Every mount read-only but the agent's own directory (HOME and TMPDIR are in it) and a
+    fresh /dev/shm: partners find no place to leave each other a note (/tmp is read-only too),
+    and the arena's code, its database and its logs are out of a bot's reach. Where the kernel
+    cannot make mounts read-only at one stroke (mount_setattr, Linux 5.12), all stays as it was."""
+    if not _mount_attributes(libc, "/", set_=_MOUNT_ATTR_RDONLY, recursive=True):
+        return
+    _mount(libc, "tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, _SHM)
+    _mount(libc, own, own, None, _MS_BIND)
+    _mount_attributes(libc, own, clear=_MOUNT_ATTR_RDONLY)  # a bind of a read-only mount
+
+
+def _mount_attributes(
+    libc: ctypes.CDLL, path: str, *, set_: int = 0, clear: int = 0, recursive: bool = False
+) -> bool:
+    """mount_setattr(2) on the mount at path (and, recursive, every mount below it)."""
+    attributes = (ctypes.c_uint64 * 4)(set_, clear, 0, 0)  # struct mount_attr
+    flags = _AT_RECURSIVE if recursive else 0
+    done = libc.syscall(
+        _SYS_MOUNT_SETATTR, _AT_FDCWD, path.encode(), flags, attributes, ctypes.sizeof(attributes)
+    )
+    return bool(done == 0)
 
 
 def _loopback_up() -> None:

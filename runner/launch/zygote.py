@@ -54,9 +54,13 @@ class ChildTask:
             self.request = json.loads(pipe.read())  # the launcher wrote it all and closed its end
 
     @property
-    def needs_network(self) -> bool:
-        """An agent that dials its game master's Unix socket needs no network (pidns.enter)."""
-        return not self.request["env"].get("ARENA_GAME_MASTER", "").startswith("unix:")
+    def sealed_in(self) -> str | None:
+        """The agent's own directory (HOME's) if it dials its game master's Unix socket: such
+        an agent needs no network, nor any other place to write (pidns.enter)."""
+        env = self.request["env"]
+        if not env.get("ARENA_GAME_MASTER", "").startswith("unix:") or "HOME" not in env:
+            return None
+        return os.path.dirname(env["HOME"])
 
     def run(self) -> None:
         """Run the agent: its Python entry point, as `python -m MODULE` or `python SCRIPT`, in
@@ -295,7 +299,7 @@ def main() -> int:
     task = Zygote(control).serve()
     if task is not None:  # in a forked child
         if isolate:
-            pidns.enter(network=task.needs_network)
+            pidns.enter(sealed_in=task.sealed_in)
         exit_like_python(task)
     return 0
 
