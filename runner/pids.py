@@ -57,11 +57,12 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 
 
-def die_with_parent(sig: int = signal.SIGTERM) -> None:
-    """Ask Linux to send `sig` to this process when its parent dies (no-op elsewhere)."""
+def die_with_parent(sig: int = signal.SIGTERM, parent: int | None = None) -> None:
+    """Ask Linux to send `sig` to this process when its parent dies (no-op elsewhere). A program
+    that calls this as it starts names the parent that started it: it may be gone already."""
     if not sys.platform.startswith("linux"):
         return
-    parent = os.getppid()
+    parent = os.getppid() if parent is None else parent
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)

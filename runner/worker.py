@@ -273,8 +273,10 @@ class Supervisor:
         self.outdated = False
 
     def _spawn(self, index: int) -> subprocess.Popen[bytes]:
+        # The child asks to die with this process itself: a preexec_fn would run Python in a
+        # fork of this one, whose gRPC threads (the admin token check) gRPC restarts there.
         argv = [sys.executable, "-m", "runner.worker", "--queue", self.queue]
-        child = subprocess.Popen(argv, preexec_fn=die_with_parent)
+        child = subprocess.Popen([*argv, "--parent", str(os.getpid())])
         log.info("worker %d started (pid %d)", index, child.pid)
         return child
 
@@ -371,7 +373,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="runner.worker")
     parser.add_argument("--queue", default=default_queue_name())
     parser.add_argument("--burst", action="store_true")
+    parser.add_argument("--parent", type=int, help="the supervisor: end when it ends")
     args = parser.parse_args(argv)
+    if args.parent is not None:
+        die_with_parent(parent=args.parent)
     setup_logging()
     try:
         preload()

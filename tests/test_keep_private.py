@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from runner.launch.pidns import drop_capabilities
-
 SECRET = "s3cret-the-prober-must-not-read"
 PROBE = """
 import sys
@@ -34,10 +32,22 @@ except PermissionError:
 """
 
 
+# Each process drops its capabilities itself: a preexec_fn would run Python in a fork of this
+# one, whose gRPC threads (from earlier tests) gRPC restarts there (CI: one such child aborted
+# with "epoll_wait error: Bad file descriptor").
+WITHOUT_CAPABILITIES = [
+    sys.executable,
+    "-c",
+    "import os, sys; from runner.launch.pidns import drop_capabilities; drop_capabilities(); "
+    "os.execvp(sys.argv[1], sys.argv[1:])",
+]
+REPO = Path(__file__).parents[1]
+
+
 def _probe(pid: int) -> str:
     ran = subprocess.run(
-        [sys.executable, "-c", PROBE, str(pid), SECRET],
-        preexec_fn=drop_capabilities,
+        [*WITHOUT_CAPABILITIES, sys.executable, "-c", PROBE, str(pid), SECRET],
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=30,
@@ -60,14 +70,13 @@ def _start_and_await(
 ) -> int:
     """Start argv with SECRET in its environment and return its pid once it says `said`."""
     process = subprocess.Popen(
-        argv,
+        [*WITHOUT_CAPABILITIES, *argv],
         env={**os.environ, **env, "PROBED_SECRET": SECRET},
-        cwd=Path(__file__).parents[1],
+        cwd=REPO,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        preexec_fn=drop_capabilities,
     )
     started.append(process)
     assert process.stdout is not None

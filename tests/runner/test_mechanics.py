@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from tests.runner.conftest import (
     QUICK,
     ROOT,
     RedisServer,
+    Workers,
     arena,
     game_is_open,
     wait_for,
@@ -166,6 +168,25 @@ def test_a_set_recorded_by_a_worker_that_died_is_rated_and_finished_by_its_retry
         with db.session() as session:
             assert repo.get_tournament(session, tid).state == "finished"
             assert sorted(r.games for r in repo.get_ratings(session, QUICK)) == [2, 2]
+
+
+def test_workers_end_when_their_supervisor_is_killed(workers: Workers) -> None:
+    # Each worker asks, as it starts, to end with the supervisor that started it.
+    workers.start(count=2)
+    wait_for(lambda: workers.log().count("started (pid") == 2, 60, "two workers")
+    pids = [int(pid) for pid in re.findall(r"worker \d started \(pid (\d+)\)", workers.log())]
+    assert workers.process is not None
+    workers.process.kill()
+    workers.process.wait()
+    wait_for(lambda: not any(_alive(pid) for pid in pids), 20, "the workers to end")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has ended (its parent, now init, reaps it)
 
 
 def test_the_reconciler_finishes_a_tournament_whose_last_worker_died(
