@@ -226,11 +226,15 @@ def test_container_agents_dial_the_game_masters_socket_in_the_volume_workers_mou
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("ARENA_CONTAINER_SOCKET", raising=False)  # the workers' default
-    gamemaster = config()["services"]["gamemaster"]
-    sock = gamemaster["environment"]["ARENA_GAME_MASTER_SOCKET"]
+    services = config()["services"]
+    sock = services["gamemaster"]["environment"]["ARENA_GAME_MASTER_SOCKET"]
     assert sock == f"{SOCKET_MOUNT}/{SOCKET_NAME}"
-    (mount,) = [m for m in gamemaster["volumes"] if m["target"] == SOCKET_MOUNT]
+    (mount,) = [m for m in services["gamemaster"]["volumes"] if m["target"] == SOCKET_MOUNT]
     volume = config()["volumes"][mount["source"]]["name"]
+    # The workers hand the same socket to their process agents, from the same volume.
+    assert services["worker"]["environment"]["ARENA_GAME_MASTER_SOCKET"] == sock
+    (theirs,) = [m for m in services["worker"]["volumes"] if m["target"] == SOCKET_MOUNT]
+    assert theirs["source"] == mount["source"] and theirs["read_only"] is True
     spec = AgentSpec(command=(), directory=ROOT, game_master="x", seat_token="t", image="bot:1")
     argv = ContainerLauncher().command(spec)
     # The agent gets that volume where the game master serves its socket, and no network.
