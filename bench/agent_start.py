@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from arena.local_match import LocalGameMaster
+from arena.gamemaster.server import start_in_thread
 from runner.launch import AgentSpec, ProcessLauncher
 from runner.launch.forkserver import ForkServer
 
@@ -49,28 +50,35 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=30, help="agents started each way")
     args = parser.parse_args()
-    with LocalGameMaster() as gm:
+    with (
+        tempfile.TemporaryDirectory(prefix="gm-", dir="/tmp") as short,  # a socket's path is short
+        start_in_thread(socket_path=f"{short}/gamemaster.sock") as gm,
+    ):
+        sock = f"unix:{short}/gamemaster.sock"
         isolated, shared = ForkServer(), ForkServer(pid_namespaces=False)
         rows = {}
         for _ in range(2):  # alternate, so a burst of load hits every way alike
-            for name, launcher in (
-                ("forked", ProcessLauncher(forkserver=isolated)),
-                ("forked, no namespace", ProcessLauncher(forkserver=shared)),
-                ("spawned", ProcessLauncher()),
+            for name, launcher, address in (
+                ("forked", ProcessLauncher(forkserver=isolated), gm.address),
+                ("forked, sealed", ProcessLauncher(forkserver=isolated), sock),
+                ("forked, no namespace", ProcessLauncher(forkserver=shared), gm.address),
+                ("spawned", ProcessLauncher(), gm.address),
             ):
-                cpu, wall = measure(launcher, gm.address, args.agents // 2)
+                cpu, wall = measure(launcher, address, args.agents // 2)
                 old = rows.get(name, (0.0, 0.0))
                 rows[name] = (old[0] + cpu / 2, old[1] + wall / 2)
         for server in (isolated, shared):
             server.control.close()
             server.process.wait(timeout=10)
     print(f"Python agent start-up (greedy bot via the SDK, hello refused), {args.agents} each")
-    print("  (forked: in a PID namespace of its own where this process may make one, as root)")
+    print("  (forked: in a PID namespace of its own where this process may make one, as root;")
+    print("   sealed: dialling the game master's socket, so also no network and a read-only view)")
     for name, (cpu, wall) in rows.items():
         print(
             f"  {name:<20} CPU {1000 * cpu:6.1f} ms per agent, launch to exit {1000 * wall:6.1f} ms"
         )
     forked, bare, spawned = rows["forked"], rows["forked, no namespace"], rows["spawned"]
+    sealed = rows["forked, sealed"]
     print(
         f"  spawned / forked: CPU {spawned[0] / forked[0]:.1f}x, wall {spawned[1] / forked[1]:.1f}x"
     )
@@ -78,6 +86,7 @@ def main() -> int:
         f"  forked / forked without a namespace: CPU {forked[0] / bare[0]:.2f}x, "
         f"wall {forked[1] / bare[1]:.2f}x"
     )
+    print(f"  sealed / forked: CPU {sealed[0] / forked[0]:.2f}x, wall {sealed[1] / forked[1]:.2f}x")
     return 0
 
 
