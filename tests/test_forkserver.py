@@ -271,37 +271,57 @@ def test_an_agent_that_dials_its_game_masters_socket_reaches_no_port_of_the_host
     assert "host reached own reached" in by_tcp.stderr_text()
 
 
-def test_an_agent_that_dials_its_game_masters_socket_writes_only_in_its_own_directory(
-    isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
+def test_a_sealed_agent_writes_only_in_its_own_directory_and_sees_no_other(
+    started: list[RunningAgent], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A shared /tmp or bot directory let partners leave each other their hands; the arena's
-    # own files (its code, its database) were the bot's to rewrite.
-    (tmp_path / "bot.py").write_text(
+    # An agent that dials its game master's socket is sealed. Before: a shared /tmp, bot
+    # directory or another agent's HOME let partners leave each other their hands, and the
+    # arena's own files (its code, the database that knows every deal) were the bot's to read
+    # and rewrite.
+    data = tmp_path / "data"
+    bot = data / "bots" / "note"  # registered inside the data directory, as compose advises
+    bot.mkdir(parents=True)
+    (data / "arena.db").write_text("every hand not yet played")
+    (bot / "bot.py").write_text(
         "import errno, os, sys\n"
-        "def write(path):\n"
+        "def attempt(act):\n"
         "    try:\n"
-        "        with open(path, 'w') as note:\n"
-        "            note.write('my hand')\n"
-        "        return 'wrote'\n"
+        "        act()\n"
+        "        return 'done'\n"
         "    except OSError as error:\n"
         "        return errno.errorcode[error.errno]\n"
-        "places = [sys.argv[1], os.path.join(os.getcwd(), 'note'), os.environ['HOME'] + '/n',\n"
-        "          os.environ['TMPDIR'] + '/n', '/dev/shm/n']\n"
-        "print(*(write(place) for place in places), file=sys.stderr)\n"
+        "def write(path):\n"
+        "    return attempt(lambda: open(path, 'w').write('my hand'))\n"
+        "places = [sys.argv[1], 'note', os.environ['HOME'] + '/n', os.environ['TMPDIR'] + '/n',\n"
+        "          '/dev/shm/n']\n"
+        "agents = os.path.dirname(os.path.dirname(os.environ['HOME']))\n"
+        "database = attempt(lambda: open(sys.argv[2]).read())\n"
+        "print(*(write(place) for place in places), database, len(os.listdir(agents)),\n"
+        "      file=sys.stderr)\n"
     )
+    monkeypatch.setenv("ARENA_DATA_DIR", str(data))
+    sealing = ForkServer()
     shared = Path(f"/tmp/arena-test-note-{os.getpid()}")
     try:
-        by_socket = start(
-            isolating, started, tmp_path, "python", "bot.py", str(shared), game_master="unix:/x"
-        )
+        start(sealing, started, tmp_path, "sleep", "60")  # another agent, with its own HOME
+        args = ("python", "bot.py", str(shared), str(data / "arena.db"))
+        by_socket = start(sealing, started, bot, *args, game_master="unix:/x")
         assert by_socket.wait(timeout=20) == 0
-        assert by_socket.stderr_text().split() == ["EROFS", "EROFS", "wrote", "wrote", "wrote"]
-        assert not shared.exists() and not (tmp_path / "note").exists()
-        by_tcp = start(isolating, started, tmp_path, "python", "bot.py", str(shared))
+        said = by_socket.stderr_text().split()
+        # Writes: /tmp and its bot directory no, its HOME, TMPDIR and /dev/shm yes; the
+        # database is not there; of all agents' directories, it sees its own only.
+        assert said == ["EROFS", "EROFS", "done", "done", "done", "ENOENT", "1"], said
+        assert not shared.exists() and not (bot / "note").exists()
+        by_tcp = start(sealing, started, bot, *args)
         assert by_tcp.wait(timeout=20) == 0
-        assert by_tcp.stderr_text().split() == ["wrote"] * 5
+        said = by_tcp.stderr_text().split()
+        assert said[:6] == ["done"] * 6 and int(said[6]) >= 3, said
     finally:
         shared.unlink(missing_ok=True)
+        for agent in started:
+            agent.stop()
+        sealing.control.close()
+        sealing.process.wait(timeout=10)
 
 
 @_AS_ROOT

@@ -90,7 +90,7 @@ def _in_sealed_agent(note: str) -> dict[str, Any]:
     relay = os.fork()
     if relay == 0:  # pragma: no cover (the agent, after enter)
         os.close(said_r)
-        entered = pidns.enter(sealed_in=own)
+        entered = pidns.enter(seal=pidns.Seal(own))
         with socket.create_server(("127.0.0.1", 0)) as mine:  # its own loopback works
             socket.create_connection(mine.getsockname(), timeout=5).close()
         said = {

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.config import env
 from runner.launch import pidns
 from runner.launch.capture import StderrCapture
 from runner.launch.process import RUNTIME_LANG, SYSTEM_PATH, RunningAgent
@@ -87,6 +88,8 @@ class ForkServer:
         argv = [sys.executable, "-m", "runner.launch.zygote", str(theirs.fileno())]
         if not pid_namespaces:
             argv.append(pidns.OFF)
+        for directory in _private_directories():
+            argv += [pidns.HIDE, directory]
         try:
             self.process = subprocess.Popen(
                 argv,
@@ -349,6 +352,14 @@ class ForkedAgent(RunningAgent):
 
 _shared: ForkServer | None = None
 _shared_lock = threading.Lock()
+
+
+def _private_directories() -> list[str]:
+    """What sealed agents must not see into (pidns.Seal): the data directory, whose SQLite
+    database knows every hand not yet played, and the agents' logs."""
+    return [
+        os.path.abspath(name) for name in (env("ARENA_DATA_DIR"), env("ARENA_AGENT_LOGS")) if name
+    ]
 
 
 def shared() -> ForkServer | None:

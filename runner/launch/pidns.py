@@ -8,7 +8,8 @@ when it ends the kernel ends every process it started, wherever it moved them. A
 dials its game master's Unix socket (ARENA_GAME_MASTER_SOCKET) is sealed too: a network
 namespace of its own, holding only a loopback of its own, puts no port of the host (Redis, the
 database, the dashboard, the other agents) and nothing beyond in its reach, and every
-filesystem is read-only to it but its own directory (HOME, TMPDIR) and /dev/shm.
+filesystem is read-only to it but its own directory (HOME, TMPDIR) and /dev/shm, with the other
+agents' directories, the data directory and agents' logs out of its sight (Seal).
 
 The fork server's child for an agent calls `enter()` before it becomes the agent. Three
 processes then stand where one did:
@@ -43,6 +44,7 @@ import resource
 import signal
 import socket
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
@@ -56,8 +58,10 @@ _CLONE_NEWNET = 0x40000000
 # <linux/mount.h>, <fcntl.h>; mount_setattr is 442 on every architecture (asm-generic too).
 _SYS_MOUNT_SETATTR, _MOUNT_ATTR_RDONLY = 442, 0x1
 _AT_FDCWD, _AT_RECURSIVE = -100, 0x8000
-# A sealed agent's fresh /dev/shm: the memory it may fill through it.
+# A sealed agent's fresh /dev/shm (the memory it may fill through it), and what covers a
+# directory hidden from it.
 _SHM = "mode=1777,size=65536k"
+_EMPTY = "mode=755,size=64k"
 # <linux/sockios.h> and <net/if.h>.
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
@@ -69,8 +73,10 @@ _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
-# The fork server's option that leaves its agents in the host's process table.
+# The fork server's option that leaves its agents in the host's process table, and the one,
+# repeatable, that names a directory sealed agents must not see into.
 OFF = "--no-pid-namespaces"
+HIDE = "--hide"
 
 
 def available() -> bool:
@@ -91,17 +97,29 @@ def available() -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
-def enter(*, sealed_in: str | None = None) -> bool:
+@dataclass(frozen=True)
+class Seal:
+    """What a sealed agent may see and write (enter): `own` its own directory (HOME, TMPDIR),
+    the only place it writes; `hidden` directories it must not see into (every agent's own,
+    the data directory with the database, agents' logs); `visible` paths it needs even inside
+    those (its bot's directory, its game master's socket), read-only."""
+
+    own: str
+    hidden: tuple[str, ...] = ()
+    visible: tuple[str, ...] = ()
+
+
+def enter(*, seal: Seal | None = None) -> bool:
     """Return in the agent, process 2 of a new PID namespace with its own /proc; False if no
     namespace could be made (the agent then runs here).
 
-    `sealed_in`, the agent's own directory, seals it further, for an agent that dials its game
-    master's Unix socket: a network namespace of its own, with nothing in it but a loopback of
-    its own (no address of the host's, such as Redis, the database or the other agents, and
-    nothing beyond; where the kernel refuses one, it keeps the host's network), and a read-only
-    view of every filesystem but that directory and a /dev/shm of its own (_write_only_in)."""
+    A `seal`, for an agent that dials its game master's Unix socket, shuts it in further: a
+    network namespace of its own, with nothing in it but a loopback of its own (no address of
+    the host's, such as Redis, the database or the other agents, and nothing beyond; where the
+    kernel refuses one, it keeps the host's network), and a read-only view of the filesystems
+    in which the seal's hidden directories look empty (_seal_files)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if sealed_in is not None and _unshare(libc, _CLONE_NEWNET):
+    if seal is not None and _unshare(libc, _CLONE_NEWNET):
         _loopback_up()
     elif not _unshare(libc):
         drop_capabilities()  # a root worker without CAP_SYS_ADMIN has others to keep
@@ -114,8 +132,8 @@ def enter(*, sealed_in: str | None = None) -> bool:
     os.close(ended_r)
     die_with_parent(signal.SIGKILL)
     _own_views(libc)
-    if sealed_in is not None:
-        _write_only_in(libc, sealed_in)
+    if seal is not None:
+        _seal_files(libc, seal)
     agent = os.fork()
     if agent != 0:
         _first_process(agent, ended_w)
@@ -144,16 +162,39 @@ def _unshare(libc: ctypes.CDLL, more: int = 0) -> bool:
     return True
 
 
-def _write_only_in(libc: ctypes.CDLL, own: str) -> None:
-    """Every mount read-only but the agent's own directory (HOME and TMPDIR are in it) and a
-    fresh /dev/shm: partners find no place to leave each other a note (/tmp is read-only too),
-    and the arena's code, its database and its logs are out of a bot's reach. Where the kernel
-    cannot make mounts read-only at one stroke (mount_setattr, Linux 5.12), all stays as it was."""
+def _seal_files(libc: ctypes.CDLL, seal: Seal) -> None:
+    """Every mount read-only; the hidden directories empty, but for the agent's own directory
+    (writable) and its visible paths, bound back in; a fresh /dev/shm. Partners then find no
+    place to leave each other a note (/tmp is read-only too, the other agents' directories
+    empty), and the arena's code, its database and its logs are out of a bot's reach. Where the
+    kernel cannot make mounts read-only at one stroke (mount_setattr, Linux 5.12), nothing of
+    this is done."""
     if not _mount_attributes(libc, "/", set_=_MOUNT_ATTR_RDONLY, recursive=True):
         return
+    kept = {}  # opened before a hidden directory covers them
+    for path in (seal.own, *seal.visible):
+        with contextlib.suppress(OSError):  # a socket not there yet: the agent will say so
+            kept[path] = os.open(path, os.O_PATH)
+    hidden = [path for path in seal.hidden if os.path.isdir(path)]
+    try:
+        for path in hidden:
+            _mount(libc, "tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, _EMPTY)
+        for path, fd in kept.items():
+            if not os.path.lexists(path):  # under a hidden directory: a place to bind it to
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                if os.path.isdir(f"/proc/self/fd/{fd}"):
+                    os.mkdir(path)
+                else:
+                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+                _mount(libc, f"/proc/self/fd/{fd}", path, None, _MS_BIND)
+        _mount(libc, seal.own, seal.own, None, _MS_BIND)
+        _mount_attributes(libc, seal.own, clear=_MOUNT_ATTR_RDONLY)  # a bind of a read-only one
+        for path in hidden:
+            _mount_attributes(libc, path, set_=_MOUNT_ATTR_RDONLY)
+    finally:
+        for fd in kept.values():
+            os.close(fd)
     _mount(libc, "tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, _SHM)
-    _mount(libc, own, own, None, _MS_BIND)
-    _mount_attributes(libc, own, clear=_MOUNT_ATTR_RDONLY)  # a bind of a read-only mount
 
 
 def _mount_attributes(

@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
+import itertools
 import json
 import os
 import runpy
@@ -53,14 +54,20 @@ class ChildTask:
         with os.fdopen(request_fd, "rb") as pipe:
             self.request = json.loads(pipe.read())  # the launcher wrote it all and closed its end
 
-    @property
-    def sealed_in(self) -> str | None:
-        """The agent's own directory (HOME's) if it dials its game master's Unix socket: such
-        an agent needs no network, nor any other place to write (pidns.enter)."""
+    def seal(self, hidden: Collection[str]) -> pidns.Seal | None:
+        """How to seal an agent that dials its game master's Unix socket: it needs no network,
+        no place to write but its own directory (HOME's), and no sight of the other agents'
+        directories (beside its own) or of `hidden` (pidns.enter)."""
         env = self.request["env"]
-        if not env.get("ARENA_GAME_MASTER", "").startswith("unix:") or "HOME" not in env:
+        address = env.get("ARENA_GAME_MASTER", "")
+        if not address.startswith("unix:") or "HOME" not in env:
             return None
-        return os.path.dirname(env["HOME"])
+        own = os.path.dirname(env["HOME"])
+        return pidns.Seal(
+            own=own,
+            hidden=(os.path.dirname(own), *hidden),
+            visible=(self.request["cwd"], address.removeprefix("unix:")),
+        )
 
     def run(self) -> None:
         """Run the agent: its Python entry point, as `python -m MODULE` or `python SCRIPT`, in
@@ -288,7 +295,9 @@ def main() -> int:
     # The garbage collector writes to every object it visits: keep it off what is shared.
     gc.freeze()
     _become_subreaper()
-    isolate = pidns.OFF not in sys.argv[2:]
+    options = sys.argv[2:]
+    isolate = pidns.OFF not in options
+    hidden = [path for option, path in itertools.pairwise(options) if option == pidns.HIDE]
     if isolate and not pidns.available():
         sys.stderr.write(
             "arena fork server: cannot give agents a PID namespace of their own (that needs "
@@ -299,7 +308,7 @@ def main() -> int:
     task = Zygote(control).serve()
     if task is not None:  # in a forked child
         if isolate:
-            pidns.enter(sealed_in=task.sealed_in)
+            pidns.enter(seal=task.seal(hidden))
         exit_like_python(task)
     return 0
 
