@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 
 from arena.commands.types import seconds, whole_number
 
@@ -65,12 +66,31 @@ def _run(args: argparse.Namespace) -> int:
         )
     redis_conn.connect()  # fail now, with the fix in the message, if Redis is not there
     _check_admin_token(env("ARENA_GAME_MASTER"))
+    if agents_dial is not None:
+        _check_agents_socket(agents_dial)
     queue = args.queue or queue_name()
     if args.burst:  # exits as the supervisor would: 2 once a newer arena owns the database
         code = work_forever(queue, burst=True)
         return 2 if code == EXIT_OUTDATED else code
     every = args.reconcile_every or RECONCILE_INTERVAL
     return Supervisor(args.count, queue, reconcile_every=every).run()
+
+
+def _check_agents_socket(address: str) -> None:
+    """Agents that dial a socket no game master serves would forfeit every game, each after
+    waiting out its connect time: the worker does not start. (Its game master is up by now.)"""
+    from arena.errors import ArenaError
+
+    path = address.removeprefix("unix:")
+    with socket.socket(socket.AF_UNIX) as probe:
+        try:
+            probe.connect(path)
+        except OSError as exc:
+            raise ArenaError(
+                f"ARENA_GAME_MASTER_SOCKET={path!r}: no game master listens there "
+                f"({exc.strerror or exc}); give the game master the same ARENA_GAME_MASTER_SOCKET "
+                "(or --socket), or unset it for the workers"
+            ) from None
 
 
 def _check_admin_token(address: str) -> None:

@@ -185,6 +185,21 @@ def test_a_worker_whose_admin_token_is_refused_does_not_start(
     )
 
 
+def test_a_worker_whose_agents_would_dial_a_socket_no_game_master_serves_does_not_start(
+    arena_env: dict[str, str], tmp_path: Path
+) -> None:
+    # Its agents would wait out their connect time and forfeit, game after game.
+    with start_in_thread() as gm:  # serving TCP only
+        sock = tmp_path / "gamemaster.sock"
+        env = {**arena_env, "ARENA_GAME_MASTER": gm.address, "ARENA_GAME_MASTER_SOCKET": str(sock)}
+        refused = arena(env, "worker", "--burst")
+    assert refused.returncode == 2, refused.stderr
+    assert (
+        f"arena worker: ARENA_GAME_MASTER_SOCKET='{sock}': no game master listens there (No such "
+        "file or directory); give the game master the same ARENA_GAME_MASTER_SOCKET"
+    ) in refused.stderr
+
+
 def test_a_set_refused_by_the_game_master_waits_without_spending_attempts(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
