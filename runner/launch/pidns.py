@@ -180,14 +180,15 @@ def _seal_files(libc: ctypes.CDLL, seal: Seal) -> None:
         for path in hidden:
             _mount(libc, "tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, _EMPTY)
         for path, fd in kept.items():
-            if not os.path.lexists(path):  # under a hidden directory: a place to bind it to
+            covered = not os.path.lexists(path)  # by a hidden directory
+            if covered:  # a place to bind it to
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 if os.path.isdir(f"/proc/self/fd/{fd}"):
                     os.mkdir(path)
                 else:
                     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+            if covered or path == seal.own:  # its own directory: a mount to make writable
                 _mount(libc, f"/proc/self/fd/{fd}", path, None, _MS_BIND)
-        _mount(libc, seal.own, seal.own, None, _MS_BIND)
         _mount_attributes(libc, seal.own, clear=_MOUNT_ATTR_RDONLY)  # a bind of a read-only one
         for path in hidden:
             _mount_attributes(libc, path, set_=_MOUNT_ATTR_RDONLY)
