@@ -261,3 +261,14 @@ def test_a_demo_whose_dashboard_address_is_taken_says_so_and_stops(tmp_path: Pat
     assert "Address already in use" in out, out
     assert "round robin" not in out, out  # it stopped before playing
     _assert_nothing_left(tmp_path, out)
+
+
+def test_the_demo_seals_its_bots_unless_its_socket_path_would_be_too_long(tmp_path: Path) -> None:
+    from arena.commands.demo import sealing_socket
+
+    assert sealing_socket(tmp_path) == (str(tmp_path / "gamemaster.sock"), "")
+    sock, why = sealing_socket(tmp_path / ("d" * 110))
+    assert why == (
+        f"the socket {sock} would be longer than 107 bytes; give ARENA_GAME_MASTER_SOCKET a "
+        "shorter absolute path"
+    )

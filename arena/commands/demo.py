@@ -162,9 +162,22 @@ def _node_missing() -> str:
     return ""
 
 
+def sealing_socket(home: Path) -> tuple[str, str]:
+    """The socket in the data directory that the demo's bots dial, so that they are sealed
+    (runner/launch/pidns.py), and why it cannot be used, or ""."""
+    from arena.gamemaster import unix_socket
+
+    sock = str(home.resolve() / unix_socket.SOCKET_NAME)
+    if len(os.fsencode(sock)) > unix_socket.MAX_PATH_BYTES:
+        return sock, (
+            f"the socket {sock} would be longer than {unix_socket.MAX_PATH_BYTES} bytes; give "
+            "ARENA_GAME_MASTER_SOCKET a shorter absolute path"
+        )
+    return sock, ""
+
+
 def _start_services(stack: Stack, args: argparse.Namespace) -> None:
     from arena.config import data_dir, env
-    from arena.gamemaster import unix_socket
     from runner.stack import arena_command, free_port, grpc_ready, log_ready
 
     gm = args.game_master or f"127.0.0.1:{free_port()}"
@@ -173,10 +186,12 @@ def _start_services(stack: Stack, args: argparse.Namespace) -> None:
     # bots they start (which get a clean environment): a token of the demo's own, unless given.
     if not stack.env.get("ARENA_ADMIN_TOKEN", "").strip():
         stack.env["ARENA_ADMIN_TOKEN"] = secrets.token_hex(16)
-    # The bots dial the game master's socket, so that they get no network of their own.
-    sock = str(data_dir().resolve() / unix_socket.SOCKET_NAME)
-    if len(os.fsencode(sock)) <= unix_socket.MAX_PATH_BYTES:
-        stack.env.setdefault("ARENA_GAME_MASTER_SOCKET", sock)
+    if not stack.env.get("ARENA_GAME_MASTER_SOCKET", "").strip():
+        sock, too_long = sealing_socket(data_dir())
+        if too_long:
+            _say(f"the bots are not sealed: {too_long}")
+        else:
+            stack.env["ARENA_GAME_MASTER_SOCKET"] = sock
     _say(f"starting the game master on {gm}")
     stack.start("gamemaster", arena_command("gamemaster", "--listen", gm), grpc_ready(gm))
     _say(f"starting {args.workers} workers")
