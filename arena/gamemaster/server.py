@@ -268,6 +268,12 @@ class GameMasterService:
         return self._as_told(session, await session.wait(), context)
 
     def _check_admin(self, context: grpc.aio.ServicerContext) -> None:
+        if unix_socket.is_peer(context.peer()):
+            raise Refused(
+                Refusal.ADMIN_ONLY,
+                "admin calls are not served on the agents' socket (ARENA_GAME_MASTER_SOCKET): "
+                "make them over TCP, at ARENA_GAME_MASTER",
+            )
         if self.admin_token is not None and not self._is_admin(context):
             sent = any(key == wire.ADMIN_HEADER for key, _ in context.invocation_metadata() or ())
             which = "the one sent is not it" if sent else "none was sent"

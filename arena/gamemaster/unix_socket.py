@@ -56,6 +56,13 @@ def prepare(path: str) -> str:
     )
 
 
+def is_peer(peer: str) -> bool:
+    """Whether a call (grpc's context.peer()) came over a Unix socket: from an agent with no
+    network. Such agents get no admin call (OpenGame, AbortGame, ...), token or none: workers
+    make theirs over TCP."""
+    return peer.startswith("unix:")
+
+
 def open_to_agents(path: str) -> None:
     """Let any user connect: container agents run as nobody (connecting needs write access)."""
     os.chmod(path, 0o666)

@@ -17,6 +17,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena import wire
+from arena.gamemaster.client import GameMasterClient
+from arena.gamemaster.server import start_in_thread
 from arena.gamemaster.unix_socket import SocketUnusable, prepare
 from tests.gamemaster.helpers import PY, REPO
 
@@ -127,3 +129,18 @@ def test_nobody_reaches_the_socket_through_a_read_only_mount_as_a_container_agen
     finally:
         gm.send_signal(signal.SIGTERM)
         gm.communicate(timeout=30)
+
+
+def test_no_admin_call_is_served_on_the_agents_socket_even_without_a_token(
+    short_dir: Path,
+) -> None:
+    # A sealed bot reaches the game master only through its socket: it must not open, end or
+    # forfeit games there, whatever the game master's admin token (here none).
+    sock = str(short_dir / "gamemaster.sock")
+    with start_in_thread(socket_path=sock) as gm:
+        with GameMasterClient(gm.address) as over_tcp:
+            assert over_tcp.open_game("standard", 1).game_id  # the workers' way: served
+        with GameMasterClient(f"unix:{sock}") as over_socket, pytest.raises(grpc.RpcError) as no:
+            over_socket.open_game("standard", 1)
+    assert no.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "admin calls are not served on the agents' socket" in str(no.value.details())
