@@ -38,6 +38,14 @@ def isolating() -> Iterator[ForkServer]:
     yield from _serving(ForkServer())
 
 
+@pytest.fixture
+def sealing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ForkServer]:
+    """A fork server that gives agents PID namespaces of their own, whose data directory (out
+    of sealed agents' sight) is tmp_path/data."""
+    monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path / "data"))
+    yield from _serving(ForkServer())
+
+
 def _serving(forkserver: ForkServer) -> Iterator[ForkServer]:
     yield forkserver
     forkserver.control.close()
@@ -272,7 +280,7 @@ def test_an_agent_that_dials_its_game_masters_socket_reaches_no_port_of_the_host
 
 
 def test_a_sealed_agent_writes_only_in_its_own_directory_and_sees_no_other(
-    started: list[RunningAgent], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sealing: ForkServer, started: list[RunningAgent], tmp_path: Path
 ) -> None:
     # An agent that dials its game master's socket is sealed. Before: a shared /tmp, bot
     # directory or another agent's HOME let partners leave each other their hands, and the
@@ -299,8 +307,6 @@ def test_a_sealed_agent_writes_only_in_its_own_directory_and_sees_no_other(
         "print(*(write(place) for place in places), database, len(os.listdir(agents)),\n"
         "      file=sys.stderr)\n"
     )
-    monkeypatch.setenv("ARENA_DATA_DIR", str(data))
-    sealing = ForkServer()
     shared = Path(f"/tmp/arena-test-note-{os.getpid()}")
     try:
         start(sealing, started, tmp_path, "sleep", "60")  # another agent, with its own HOME
@@ -318,10 +324,6 @@ def test_a_sealed_agent_writes_only_in_its_own_directory_and_sees_no_other(
         assert said[:6] == ["done"] * 6 and int(said[6]) >= 3, said
     finally:
         shared.unlink(missing_ok=True)
-        for agent in started:
-            agent.stop()
-        sealing.control.close()
-        sealing.process.wait(timeout=10)
 
 
 @_AS_ROOT

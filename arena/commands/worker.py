@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import socket
 
 from arena.commands.types import seconds, whole_number
 
@@ -59,15 +58,14 @@ def _run(args: argparse.Namespace) -> int:
     setup_logging()
     if agent_logs is not None:
         logging.getLogger("arena.worker").info("keeping every seat's stderr in %s", agent_logs)
-    if agents_dial is not None:
-        logging.getLogger("arena.worker").info(
-            "process agents dial %s, with no network of their own where namespaces can be made",
-            agents_dial,
-        )
     redis_conn.connect()  # fail now, with the fix in the message, if Redis is not there
     _check_admin_token(env("ARENA_GAME_MASTER"))
     if agents_dial is not None:
         _check_agents_socket(agents_dial)
+        logging.getLogger("arena.worker").info(
+            "process agents dial %s, with no network of their own where namespaces can be made",
+            agents_dial,
+        )
     queue = args.queue or queue_name()
     if args.burst:  # exits as the supervisor would: 2 once a newer arena owns the database
         code = work_forever(queue, burst=True)
@@ -80,17 +78,16 @@ def _check_agents_socket(address: str) -> None:
     """Agents that dial a socket no game master serves would forfeit every game, each after
     waiting out its connect time: the worker does not start. (Its game master is up by now.)"""
     from arena.errors import ArenaError
+    from arena.gamemaster.unix_socket import unanswered
 
     path = address.removeprefix("unix:")
-    with socket.socket(socket.AF_UNIX) as probe:
-        try:
-            probe.connect(path)
-        except OSError as exc:
-            raise ArenaError(
-                f"ARENA_GAME_MASTER_SOCKET={path!r}: no game master listens there "
-                f"({exc.strerror or exc}); give the game master the same ARENA_GAME_MASTER_SOCKET "
-                "(or --socket), or unset it for the workers"
-            ) from None
+    why = unanswered(path)
+    if why is not None:
+        raise ArenaError(
+            f"ARENA_GAME_MASTER_SOCKET={path!r}: no game master listens there "
+            f"({why.strerror or why}); give the game master the same ARENA_GAME_MASTER_SOCKET "
+            "(or --socket), or unset it for the workers"
+        )
 
 
 def _check_admin_token(address: str) -> None:

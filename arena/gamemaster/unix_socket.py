@@ -44,16 +44,26 @@ def prepare(path: str) -> str:
         return f"unix:{path}"
     if not stat.S_ISSOCK(mode):
         raise SocketUnusable(f"{path} exists and is not a socket: remove it or choose another path")
+    why = unanswered(path)
+    if why is None:
+        raise SocketUnusable(
+            f"something already listens on {path} (another game master?): stop it or choose "
+            "another path"
+        )
+    if not isinstance(why, ConnectionRefusedError):
+        raise why
+    where.unlink()  # left behind by a game master that is gone
+    return f"unix:{path}"
+
+
+def unanswered(path: str) -> OSError | None:
+    """Why nothing answers on the socket at path (the error of a connect), or None if it does."""
     with socket.socket(socket.AF_UNIX) as probe:
         try:
             probe.connect(path)
-        except ConnectionRefusedError:  # left behind by a game master that is gone
-            where.unlink()
-            return f"unix:{path}"
-    raise SocketUnusable(
-        f"something already listens on {path} (another game master?): stop it or choose another "
-        "path"
-    )
+        except OSError as error:
+            return error
+    return None
 
 
 def is_peer(peer: str) -> bool:
