@@ -9,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -314,16 +316,68 @@ def test_a_sealed_agent_writes_only_in_its_own_directory_and_sees_no_other(
         by_socket = start(sealing, started, bot, *args, game_master="unix:/x")
         assert by_socket.wait(timeout=20) == 0
         said = by_socket.stderr_text().split()
-        # Writes: /tmp and its bot directory no, its HOME, TMPDIR and /dev/shm yes; the
-        # database is not there; of all agents' directories, it sees its own only.
-        assert said == ["EROFS", "EROFS", "done", "done", "done", "ENOENT", "1"], said
+        # Writes: its bot directory no, its HOME, TMPDIR, /dev/shm and /tmp yes (the last
+        # its own); the database is not there; of all agents' directories, it sees its own only.
+        assert said == ["done", "EROFS", "done", "done", "done", "ENOENT", "1"], said
         assert not shared.exists() and not (bot / "note").exists()
         by_tcp = start(sealing, started, bot, *args)
         assert by_tcp.wait(timeout=20) == 0
         said = by_tcp.stderr_text().split()
         assert said[:6] == ["done"] * 6 and int(said[6]) >= 3, said
+        assert (bot / "note").exists() and not shared.exists()  # its /tmp is its own here too
     finally:
         shared.unlink(missing_ok=True)
+
+
+def test_what_an_agent_writes_to_tmp_stays_its_own(
+    isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # Programs write to /tmp whatever TMPDIR says. Every JVM keeps /tmp/hsperfdata_USER/PID,
+    # PID being 2 in every agent's namespace: two Java bots at once found it locked and said so
+    # on stdout, a stdio bot's reply channel (a fault a game). Partners could also leave each
+    # other notes there. What the host has in /tmp stays in sight; its bot directory and HOME
+    # (below /tmp here) are written as they are.
+    (tmp_path / "bot.py").write_text(
+        "import os, sys, time\n"
+        "note, mine = sys.argv[1], sys.argv[2]\n"
+        "open(note, 'w').write(mine)\n"
+        "open(mine, 'w').write(mine)\n"
+        "open(os.environ['HOME'] + '/n', 'w').write(mine)\n"
+        "time.sleep(1)  # while the other agent writes its note\n"
+        "print(open(note).read(), open(note + '-host').read(), file=sys.stderr)\n"
+    )
+    note = Path(f"/tmp/arena-test-own-tmp-{os.getpid()}")
+    Path(f"{note}-host").write_text("host")
+    try:
+        first = start(isolating, started, tmp_path, "python", "bot.py", str(note), "first")
+        second = start(isolating, started, tmp_path, "python", "bot.py", str(note), "second")
+        assert first.wait(timeout=20) == 0 and second.wait(timeout=20) == 0
+        assert first.stderr_text().split() == ["first", "host"], first.stderr_text()
+        assert second.stderr_text().split() == ["second", "host"], second.stderr_text()
+        assert not note.exists()
+        assert (tmp_path / "first").read_text() == "first" and (tmp_path / "second").exists()
+    finally:
+        note.unlink(missing_ok=True)
+        Path(f"{note}-host").unlink()
+
+
+@pytest.mark.skipif(not shutil.which("javac"), reason="no JDK on this machine")
+def test_java_bots_at_once_print_nothing_of_their_own_on_stdout(
+    isolating: ForkServer, started: list[RunningAgent], tmp_path: Path
+) -> None:
+    # Before each agent had its own /tmp, the second JVM printed, on stdout: "[warning][perf,
+    # memops] Cannot use file /tmp/hsperfdata_root/2 because it is locked by another process".
+    (tmp_path / "Bot.java").write_text(
+        "public class Bot { public static void main(String[] a) throws Exception {"
+        ' Thread.sleep(1500); System.out.println("pass"); } }'
+    )
+    subprocess.run(["javac", "Bot.java"], cwd=tmp_path, check=True, timeout=120)
+    bots = [
+        start(isolating, started, tmp_path, "sh", "-c", "exec java -cp . Bot > $0", f"out{n}")
+        for n in range(2)
+    ]
+    assert [bot.wait(timeout=60) for bot in bots] == [0, 0]
+    assert [(tmp_path / f"out{n}").read_text() for n in range(2)] == ["pass\n", "pass\n"]
 
 
 @_AS_ROOT

@@ -90,13 +90,14 @@ def _in_sealed_agent(note: str) -> dict[str, Any]:
     relay = os.fork()
     if relay == 0:  # pragma: no cover (the agent, after enter)
         os.close(said_r)
-        entered = pidns.enter(seal=pidns.Seal(own))
+        entered = pidns.enter(pidns.Room(own, sealed=True))
         with socket.create_server(("127.0.0.1", 0)) as mine:  # its own loopback works
             socket.create_connection(mine.getsockname(), timeout=5).close()
         said = {
             "entered": entered,
             "own": _write(f"{own}/note"),
             "shared": _write(note),
+            "host": Path(f"{note}-host").read_text(),
             "own_network": os.readlink("/proc/self/ns/net") != host_network,
         }
         os.write(said_w, json.dumps(said).encode())
@@ -188,13 +189,18 @@ def test_an_ordinary_users_sealed_agent_writes_only_in_its_own_directory(
     user_namespaces: None, tmp_path: Path
 ) -> None:
     note = f"/tmp/arena-sealed-note-{os.getpid()}"  # where a partner would look
+    Path(f"{note}-host").write_text("host")
     try:
         said = _as_ordinary_user("sealed", note)
-        assert said == {"entered": True, "own": "wrote", "shared": "EROFS", "own_network": True}
+        # /tmp is its own: what it writes there no one else sees; the host's is in sight.
+        assert said == {
+            "entered": True, "own": "wrote", "shared": "wrote", "host": "host", "own_network": True
+        }  # fmt: skip
         assert not os.path.exists(note)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(note)
+        os.unlink(f"{note}-host")
 
 
 TASKS: dict[str, Callable[..., Any]] = {

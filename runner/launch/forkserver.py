@@ -355,7 +355,7 @@ _shared_lock = threading.Lock()
 
 
 def _private_directories() -> list[str]:
-    """What sealed agents must not see into (pidns.Seal): the data directory, whose SQLite
+    """What sealed agents must not see into (pidns.Room): the data directory, whose SQLite
     database knows every hand not yet played, and the agents' logs."""
     return [
         os.path.abspath(name) for name in (env("ARENA_DATA_DIR"), env("ARENA_AGENT_LOGS")) if name

@@ -4,12 +4,13 @@ In the host's process table a bot could read the worker's environment (the datab
 admin token) and the other agents' (their seat tokens) through /proc, signal the worker and
 the game master, and leave a process behind (double fork, setsid) that lived on into the next
 game of its set. In a namespace of its own, with its own /proc, it sees none of them, and
-when it ends the kernel ends every process it started, wherever it moved them. An agent that
-dials its game master's Unix socket (ARENA_GAME_MASTER_SOCKET) is sealed too: a network
-namespace of its own, holding only a loopback of its own, puts no port of the host (Redis, the
-database, the dashboard, the other agents) and nothing beyond in its reach, and every
-filesystem is read-only to it but its own directory (HOME, TMPDIR) and /dev/shm, with the other
-agents' directories, the data directory and agents' logs out of its sight (Seal).
+when it ends the kernel ends every process it started, wherever it moved them. What it writes
+to /tmp stays its own too (_own_tmp). An agent that dials its game master's Unix socket
+(ARENA_GAME_MASTER_SOCKET) is sealed too: a network namespace of its own, holding only a
+loopback of its own, puts no port of the host (Redis, the database, the dashboard, the other
+agents) and nothing beyond in its reach, and every filesystem is read-only to it but its own
+directory (HOME, TMPDIR), its /tmp and /dev/shm, with the other agents' directories, the data
+directory and agents' logs out of its sight (Room).
 
 The fork server's child for an agent calls `enter()` before it becomes the agent. Three
 processes then stand where one did:
@@ -44,6 +45,7 @@ import resource
 import signal
 import socket
 import struct
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -58,14 +60,15 @@ _CLONE_NEWNET = 0x40000000
 # <linux/mount.h>, <fcntl.h>; mount_setattr is 442 on every architecture (asm-generic too).
 _SYS_MOUNT_SETATTR, _MOUNT_ATTR_RDONLY = 442, 0x1
 _AT_FDCWD, _AT_RECURSIVE = -100, 0x8000
-# A sealed agent's fresh /dev/shm (the memory it may fill through it), and what covers a
-# directory hidden from it.
+# What an agent may write to its own /tmp and a sealed agent's fresh /dev/shm (memory it may
+# fill through them), and what covers a directory hidden from a sealed agent.
 _SHM = "mode=1777,size=65536k"
 _EMPTY = "mode=755,size=64k"
 # <linux/sockios.h> and <net/if.h>.
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+_MNT_DETACH = 0x2
 # The character devices an agent's /dev holds, as a container's does.
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 # <linux/prctl.h> and <linux/capability.h>.
@@ -98,28 +101,31 @@ def available() -> bool:
 
 
 @dataclass(frozen=True)
-class Seal:
-    """What a sealed agent may see and write (enter): `own` its own directory (HOME, TMPDIR),
-    the only place it writes; `hidden` directories it must not see into (every agent's own,
-    the data directory with the database, agents' logs); `visible` paths it needs even inside
-    those (its bot's directory, its game master's socket), read-only."""
+class Room:
+    """An agent's own places (enter): `own` its own directory (HOME, TMPDIR), where it writes;
+    `visible` what it must reach as it is (its bot's directory, its game master's socket).
+    A `sealed` agent (one that dials its game master's Unix socket) writes nowhere else and
+    sees nothing of `hidden` (every agent's own directory but its own, the data directory with
+    the database, agents' logs); `visible` stays in its sight, read-only."""
 
     own: str
-    hidden: tuple[str, ...] = ()
     visible: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()
+    sealed: bool = False
 
 
-def enter(*, seal: Seal | None = None) -> bool:
+def enter(room: Room | None = None) -> bool:
     """Return in the agent, process 2 of a new PID namespace with its own /proc; False if no
     namespace could be made (the agent then runs here).
 
-    A `seal`, for an agent that dials its game master's Unix socket, shuts it in further: a
+    With a `room`, its /tmp is its own too (_own_tmp). A sealed room shuts it in further: a
     network namespace of its own, with nothing in it but a loopback of its own (no address of
     the host's, such as Redis, the database or the other agents, and nothing beyond; where the
     kernel refuses one, it keeps the host's network), and a read-only view of the filesystems
-    in which the seal's hidden directories look empty (_seal_files)."""
+    in which the room's hidden directories look empty (_seal_files)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if seal is not None and _unshare(libc, _CLONE_NEWNET):
+    sealed = room is not None and room.sealed
+    if sealed and _unshare(libc, _CLONE_NEWNET):
         _loopback_up()
     elif not _unshare(libc):
         drop_capabilities()  # a root worker without CAP_SYS_ADMIN has others to keep
@@ -132,8 +138,10 @@ def enter(*, seal: Seal | None = None) -> bool:
     os.close(ended_r)
     die_with_parent(signal.SIGKILL)
     _own_views(libc)
-    if seal is not None:
-        _seal_files(libc, seal)
+    if room is not None:
+        own_tmp = _own_tmp(libc, room)
+        if room.sealed:
+            _seal_files(libc, room, own_tmp)
     agent = os.fork()
     if agent != 0:
         _first_process(agent, ended_w)
@@ -162,21 +170,43 @@ def _unshare(libc: ctypes.CDLL, more: int = 0) -> bool:
     return True
 
 
-def _seal_files(libc: ctypes.CDLL, seal: Seal) -> None:
-    """Every mount read-only; the hidden directories empty, but for the agent's own directory
-    (writable) and its visible paths, bound back in; a fresh /dev/shm. Partners then find no
-    place to leave each other a note (/tmp is read-only too, the other agents' directories
-    empty), and the arena's code, its database and its logs are out of a bot's reach. Where the
-    kernel cannot make mounts read-only at one stroke (mount_setattr, Linux 5.12), nothing of
-    this is done."""
+def _own_tmp(libc: ctypes.CDLL, room: Room) -> bool:
+    """A /tmp of the agent's own: the host's, seen through an overlay whose writes stay in the
+    agent's mount namespace (on a tmpfs of /dev/shm's size). What programs write to /tmp
+    whatever TMPDIR says then neither meets nor reaches the other agents': every JVM, say,
+    keeps /tmp/hsperfdata_USER/PID, PID being 2 in every agent's namespace, and printed on
+    stdout, a stdio bot's reply channel, that another had it locked. The room's own directory
+    and visible paths are bound back as they are (writes in its own are real, and a socket is
+    not reached through an overlay). True if done; where the kernel cannot (an overlay in a
+    user namespace needs Linux 5.11), /tmp stays the host's."""
+    with _opened(("/tmp", room.own, *room.visible)) as kept:
+        host_tmp = kept.get("/tmp")
+        upper = _MS_NOSUID | _MS_NODEV
+        if host_tmp is None or not _mount(libc, "tmpfs", "/tmp", "tmpfs", upper, _SHM):
+            return False
+        os.mkdir("/tmp/upper")
+        os.mkdir("/tmp/work")
+        layers = f"lowerdir=/proc/self/fd/{host_tmp},upperdir=/tmp/upper,workdir=/tmp/work"
+        if not _mount(libc, "overlay", "/tmp", "overlay", 0, layers):
+            libc.umount2(b"/tmp", _MNT_DETACH)
+            return False
+        for path, fd in kept.items():
+            if path != "/tmp" and os.path.commonpath(("/tmp", path)) == "/tmp":
+                _mount(libc, f"/proc/self/fd/{fd}", path, None, _MS_BIND)
+    return True
+
+
+def _seal_files(libc: ctypes.CDLL, room: Room, own_tmp: bool) -> None:
+    """Every mount read-only but its own directory (and its own /tmp, if it has one); the
+    hidden directories empty, but for its own directory and visible paths, bound back in; a
+    fresh /dev/shm. Partners then find no place to leave each other a note (the other agents'
+    directories look empty), and the arena's code, its database and its logs are out of a
+    bot's reach. Where the kernel cannot make mounts read-only at one stroke (mount_setattr,
+    Linux 5.12), nothing of this is done."""
     if not _mount_attributes(libc, "/", set_=_MOUNT_ATTR_RDONLY, recursive=True):
         return
-    kept = {}  # opened before a hidden directory covers them
-    for path in (seal.own, *seal.visible):
-        with contextlib.suppress(OSError):  # a socket not there yet: the agent will say so
-            kept[path] = os.open(path, os.O_PATH)
-    hidden = [path for path in seal.hidden if os.path.isdir(path)]
-    try:
+    hidden = [path for path in room.hidden if os.path.isdir(path)]
+    with _opened((room.own, *room.visible)) as kept:  # before a hidden directory covers them
         for path in hidden:
             _mount(libc, "tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, _EMPTY)
         for path, fd in kept.items():
@@ -187,15 +217,28 @@ def _seal_files(libc: ctypes.CDLL, seal: Seal) -> None:
                     os.mkdir(path)
                 else:
                     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-            if covered or path == seal.own:  # its own directory: a mount to make writable
+            if covered or path == room.own:  # its own directory: a mount to make writable
                 _mount(libc, f"/proc/self/fd/{fd}", path, None, _MS_BIND)
-        _mount_attributes(libc, seal.own, clear=_MOUNT_ATTR_RDONLY)  # a bind of a read-only one
-        for path in hidden:
-            _mount_attributes(libc, path, set_=_MOUNT_ATTR_RDONLY)
-    finally:
-        for fd in kept.values():
-            os.close(fd)
+    for writable in (room.own, "/tmp") if own_tmp else (room.own,):  # binds of read-only ones
+        _mount_attributes(libc, writable, clear=_MOUNT_ATTR_RDONLY)
+    for path in hidden:
+        _mount_attributes(libc, path, set_=_MOUNT_ATTR_RDONLY)
     _mount(libc, "tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, _SHM)
+
+
+@contextlib.contextmanager
+def _opened(paths: Iterable[str]) -> Iterator[dict[str, int]]:
+    """Each of `paths` that exists, opened (O_PATH): what a mount over it would cover can
+    still be bound back from its descriptor."""
+    opened: dict[str, int] = {}
+    try:
+        for path in paths:
+            with contextlib.suppress(OSError):  # a socket not there yet: the agent will say so
+                opened.setdefault(path, os.open(path, os.O_PATH))
+        yield opened
+    finally:
+        for fd in opened.values():
+            os.close(fd)
 
 
 def _mount_attributes(

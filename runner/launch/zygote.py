@@ -54,19 +54,23 @@ class ChildTask:
         with os.fdopen(request_fd, "rb") as pipe:
             self.request = json.loads(pipe.read())  # the launcher wrote it all and closed its end
 
-    def seal(self, hidden: Collection[str]) -> pidns.Seal | None:
-        """How to seal an agent that dials its game master's Unix socket: it needs no network,
-        no place to write but its own directory (HOME's), and no sight of the other agents'
-        directories (beside its own) or of `hidden` (pidns.enter)."""
+    def room(self, hidden: Collection[str]) -> pidns.Room | None:
+        """The agent's own places (pidns.enter): its directory (HOME's), its bot's and its game
+        master's socket. One that dials that socket is sealed: it needs no network, no place to
+        write but its own, and no sight of the other agents' directories (beside its own) or of
+        `hidden`."""
         env = self.request["env"]
-        address = env.get("ARENA_GAME_MASTER", "")
-        if not address.startswith("unix:") or "HOME" not in env:
+        if "HOME" not in env:
             return None
         own = os.path.dirname(env["HOME"])
-        return pidns.Seal(
+        address = env.get("ARENA_GAME_MASTER", "")
+        sealed = address.startswith("unix:")
+        socket_path = (address.removeprefix("unix:"),) if sealed else ()
+        return pidns.Room(
             own=own,
+            visible=(self.request["cwd"], *socket_path),
             hidden=(os.path.dirname(own), *hidden),
-            visible=(self.request["cwd"], address.removeprefix("unix:")),
+            sealed=sealed,
         )
 
     def run(self) -> None:
@@ -308,7 +312,7 @@ def main() -> int:
     task = Zygote(control).serve()
     if task is not None:  # in a forked child
         if isolate:
-            pidns.enter(seal=task.seal(hidden))
+            pidns.enter(task.room(hidden))
         exit_like_python(task)
     return 0
 
