@@ -53,6 +53,16 @@ class Outbox(Protocol):
 _EVENTS_TAG = b"\x32"
 
 
+def _answering_nothing(reply: pb.Reply) -> str:
+    """A fault's detail for a reply that answers no request, with what it said."""
+    rid = reply.request_id
+    if rid == 0:
+        what = "a reply to no request (request_id 0: a line while no decision waited?)"
+    else:
+        what = f"a second reply to request {rid}, which was already answered"
+    return f"{what}: {cut(reply.action or reply.error, 60)!r}"
+
+
 def _encoded_event(event: pb.GameEvent) -> bytes:
     """One GameEvent as an entry of ServerMessage.events (tag, length, bytes)."""
     return wire.framed(_EVENTS_TAG, event.SerializeToString())
@@ -217,16 +227,20 @@ class GameSession:
                 st.late_replies += 1
                 self._unsolicited(st)
                 return
-            if rid in st.answered:
+            if rid in st.answered or rid == 0:
                 # It answers nothing, so it does not settle the pending decision either: taken
                 # as that one's answer, a bot that printed a line twice lost every decision after
-                # to the fallback, its real answers each arriving one decision late.
+                # to the fallback, its real answers each arriving one decision late. Ids start
+                # at 1: 0 is what the stdio bridge gives a line that came while no decision
+                # waited (a JVM's warning on stdout at start-up cost the first decision too).
                 self._unsolicited(st)
                 if not self.finished:
-                    problem = f"a second reply to request {rid}, which was already answered"
+                    problem = _answering_nothing(msg.reply)
                     self._fault_between_decisions(st, FaultKind.MALFORMED, problem, rid)
                 return
             problem = f"reply to unknown request id {rid} (never sent)"
+            if pending is not None:  # an id off by some: the one it should have named
+                problem += f"; request {pending.request_id} was waiting"
         elif msg is None:
             problem = f"unreadable message ({len(raw)} bytes that are not an AgentMessage)"
         elif kind == "hello":

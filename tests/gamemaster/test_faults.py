@@ -146,12 +146,32 @@ def test_illegal_actions_are_replaced_by_the_fallback_then_forfeit(gm, client, b
 
 
 @pytest.mark.parametrize(
-    ("mode", "words"), [("bytes", "unreadable message"), ("text", "is not an action")]
+    ("mode", "words"),
+    [
+        ("bytes", "unreadable message"),
+        ("text", "is not an action"),
+        ("wrong_id", "(never sent); request"),  # and which one was waiting
+    ],
 )
 def test_garbage_answers_are_malformed_faults(gm, client, bystander, mode, words) -> None:
     match, outcome = bad_game(gm, client, misbehaving("garbage.py", mode))
     faults = assert_fault_limit(outcome, "malformed")
     assert all(words in str(f["detail"]) for f in faults)
+
+
+def test_reply_to_request_0_is_a_malformed_fault_that_answers_nothing(
+    gm, client, bystander
+) -> None:
+    # Ids start at 1. Taken as the pending decision's answer, a stdio bot's stray line at
+    # start-up cost it that decision (the fallback) and made its real answer a second fault.
+    match, outcome = bad_game(gm, client, misbehaving("zero_id.py"))
+    assert_forfeit_by_seat0(outcome)
+    faults = fault_lines(outcome.record)
+    assert [(f["event"], f["seat"], f["fault"]) for f in faults] == [
+        ("fault", 0, "malformed")
+    ] * FAST.fault_limit, "no action played for them: the seat's own answers were"
+    details = [str(f["detail"]) for f in faults]
+    assert all("request_id 0" in d and "'starting up v1'" in d for d in details), details
 
 
 def test_reply_with_an_old_request_id_is_a_malformed_fault_that_answers_nothing(
@@ -184,14 +204,11 @@ def test_flood_of_unknown_request_ids_is_faults_then_forfeit(gm, client, bystand
     match, outcome = bad_game(gm, client, misbehaving("flood.py", "unknown"))
     assert_forfeit_by_seat0(outcome)
     faults = fault_lines(outcome.record)
-    # Faults between decisions get their own record lines (no action was played for them).
-    # One of the flood that arrives after the seat's next request went out answers that
-    # request instead (an "action" line with the fallback): how many do depends on timing.
+    # Faults between decisions get their own record lines (no action was played for them),
+    # even where the flood arrives after the seat's next request went out: request id 0
+    # answers nothing.
+    assert [(f["event"], f["fault"]) for f in faults] == [("fault", "malformed")] * len(faults)
     assert len(faults) == FAST.fault_limit
-    assert {f["fault"] for f in faults} == {"malformed"}
-    # Which of the two kinds of line comes first depends on timing too: the game master may
-    # write the seat's next request before it reads the first of the flood.
-    assert {f["event"] for f in faults} <= {"fault", "action"}
     assert str(forfeit_line(outcome.record)["detail"]).startswith("fault limit")
     assert verify_text(outcome.record).faults == FAST.fault_limit  # both kinds counted
 

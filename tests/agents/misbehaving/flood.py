@@ -1,6 +1,6 @@
 """Floods the game master with replies that answer nothing.
 
-argv[1] "unknown" (default): after each proper answer, 100 replies to request id 0 (never sent).
+argv[1] "unknown" (default): after each proper answer, 100 replies to request id 0 (no request).
 "late": lets its first decision time out, then repeats that expired request id 100 times.
 """
 
