@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import os
 import re
 import secrets
@@ -86,8 +87,17 @@ def short_name(argv: Sequence[str]) -> str:
         return "stdio:" + short_name(bot or argv)
     if "-m" in argv[:-1]:
         return argv[argv.index("-m") + 1].rsplit(".", 1)[-1][:90]
-    files = [w for w in argv[1:] if not w.startswith("-") and ("/" in w or Path(w).suffix)]
+    words = [
+        w for v, w in itertools.pairwise(argv) if not w.startswith("-") and v not in _CLASS_PATH
+    ]
+    files = [w for w in words if "/" in w or Path(w).suffix]
+    if not files and Path(argv[0]).name == "java":
+        files = words[-1:]  # its main class
     return Path(files[-1] if files else argv[0]).name[:90]
+
+
+# Options whose value is a class path, not the program (java -cp DIR Bot is Bot).
+_CLASS_PATH = {"-cp", "-classpath", "--class-path"}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Why games were forfeited, told by the commands that just played them (demo, match)."""
+"""What went wrong in games just played, told by the commands that played them (demo, match):
+why a game was forfeited, and which seats faulted without forfeiting."""
 
 from __future__ import annotations
 
@@ -18,12 +19,25 @@ def print_forfeits(
     session: Session, games: Iterable[Game], say: Callable[[str], None] = print
 ) -> int:
     """For each forfeited game: which seat, why (the record's forfeit line) and the end of that
-    seat's stderr. Returns how many were forfeited."""
+    seat's stderr; for each other seat with faults, how many and the first (a bot that faults
+    without forfeiting only looks weak in the scores). Returns how many were forfeited."""
     from arena.storage import repo
     from arena.storage.models import BotVersion
 
+    def who(game: Game, seat: int) -> str:
+        bot = session.get(BotVersion, game.seat_ids[seat])
+        return f"seat {seat} ({bot.ref})" if bot is not None else f"seat {seat}"
+
     count = 0
     for game in games:
+        faulted = sorted({fault.seat for fault in game.faults} - {game.forfeit_seat})
+        for seat in faulted:
+            faults = [fault for fault in game.faults if fault.seat == seat]
+            first = faults[0]
+            say(
+                f"game {game.id}: {who(game, seat)}: {len(faults)} fault(s), the first "
+                f"{first.kind}: {first.detail}"
+            )
         if game.forfeit_seat is None:
             continue
         count += 1
@@ -36,9 +50,7 @@ def print_forfeits(
             ),
             "no forfeit line in the record",
         )
-        bot = session.get(BotVersion, game.seat_ids[game.forfeit_seat])
-        who = f" ({bot.ref})" if bot is not None else ""
-        say(f"game {game.id}: seat {game.forfeit_seat}{who} forfeited: {why}")
+        say(f"game {game.id}: {who(game, game.forfeit_seat)} forfeited: {why}")
         for fault in game.faults:
             if fault.seat == game.forfeit_seat and fault.stderr.strip():
                 for line in fault.stderr.strip().splitlines()[-STDERR_LINES:]:

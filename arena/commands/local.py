@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from arena.commands.types import non_negative_int, positive_int
 from arena.config import why_no_directory
 from arena.errors import ArenaError
+from arena.exit_status import how_it_ended
 
 if TYPE_CHECKING:
     from arena.local_match import MatchResult, SeatSpec
@@ -279,7 +280,8 @@ def _report_processes(
             print(
                 f"game {g + 1} seat {seat} ({seat_names[g][seat]}): "
                 + ("never connected, " if not report.connected else "")
-                + f"{report.faults} fault(s){f' ({kinds})' if kinds else ''}, exit code {code}"
+                + f"{report.faults} fault(s){f' ({kinds})' if kinds else ''}, "
+                + (how_it_ended(code) if code is not None else "still running at the end")
             )
             for line in result.stderr(seat).splitlines()[-5:]:
                 print(f"    | {line}")

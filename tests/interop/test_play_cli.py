@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from arena.local_match import short_name
 from arena.verify import verify_text
 from tests.interop.agents import REPO, needs_node
 
@@ -199,7 +200,7 @@ def test_a_seat_that_exits_before_connecting_forfeits_at_once(tmp_path: Path) ->
     result = arena("play", *[a for s in seats for a in ("--seat", s)], "--output", str(out))
     assert result.returncode == 0, result.stderr + result.stdout
     assert "(forfeit by seat 1)" in result.stdout
-    assert "game 1 seat 1 (sh): never connected, 0 fault(s), exit code 3\n    | no luck" in (
+    assert "game 1 seat 1 (sh): never connected, 0 fault(s), exited with code 3\n    | no luck" in (
         result.stdout
     )
     assert "game 1: forfeit: crash: the agent exited with code 3 before connecting" in (
@@ -209,13 +210,22 @@ def test_a_seat_that_exits_before_connecting_forfeits_at_once(tmp_path: Path) ->
     assert (verified.reason, verified.winner) == ("forfeit", 0)
 
 
+def test_a_seat_killed_by_a_signal_is_reported_by_the_signals_name() -> None:
+    # "exit code -10" left its author to work out which signal that was (SIGSEGV's -11, say).
+    seats = ["random", "sh -c 'kill -USR1 $$'", "random", "random"]
+    result = arena("play", *[a for s in seats for a in ("--seat", s)])
+    assert result.returncode == 0, result.stderr + result.stdout
+    said = "game 1 seat 1 (sh): never connected, 0 fault(s), was killed by SIGUSR1"
+    assert said in result.stdout, result.stdout
+
+
 def test_a_seat_that_quits_mid_game_is_reported_even_with_exit_code_0(tmp_path: Path) -> None:
     # No fault and a clean exit, but its leaving is what lost the game: its author needs the line.
     quitter = REPO / "tests" / "agents" / "misbehaving" / "exit_after.py"
     seats = ["random", f"sh -c '{sys.executable} {quitter} 2; echo bye for now >&2'", "random"]
     result = arena("play", *[a for s in [*seats, "random"] for a in ("--seat", s)])
     assert result.returncode == 0, result.stderr + result.stdout
-    said = r"game 1 seat 1 \(.*\): 0 fault\(s\), exit code 0\n    \| bye for now"
+    said = r"game 1 seat 1 \(.*\): 0 fault\(s\), exited with code 0\n    \| bye for now"
     assert re.search(said, result.stdout), result.stdout
     assert "game 1: forfeit: crash: the agent disconnected before the game ended" in result.stdout
 
@@ -288,3 +298,22 @@ def test_a_record_that_cannot_be_written_is_a_clear_error_not_a_traceback(tmp_pa
     with pytest.raises(ArenaError, match=rf"\({re.escape(str(out))} was written\)"):
         _write_records(argparse.Namespace(output=out, record_stdout=None), ["a", "b"])
     assert out.read_text() == "a"
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        (["java", "-cp", "/home/me/bots", "Bot"], "Bot"),
+        (
+            ["arena", "stdio-agent", "--", "java", "-classpath", "out/classes", "my.Bot"],
+            "stdio:my.Bot",
+        ),
+        (["java", "-jar", "build/bot.jar"], "bot.jar"),
+        (["node", "sample_agents/js/agent.js"], "agent.js"),
+        (["python", "-m", "sample_agents.greedy_bot"], "greedy_bot"),
+        (["sh", "-c", "exit 3"], "sh"),
+    ],
+)
+def test_a_seat_is_named_after_its_program(command: list[str], name: str) -> None:
+    # A Java bot was named after its class path's directory.
+    assert short_name(command) == name

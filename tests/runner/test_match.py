@@ -63,6 +63,22 @@ def test_a_match_says_why_a_bot_forfeited(
     assert len(forfeits) == 2, done.stdout  # both games of the set
 
 
+def test_a_match_says_which_bot_faulted_without_forfeiting(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # The faults showed only in the records: the set's line looked like a plain loss.
+    register("sloppy", "greedy")
+    done = arena(
+        arena_env, "match", "sloppy", "greedy", "--sets", "1", "--ruleset", QUICK, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    said = re.findall(
+        r"seat \d \(sloppy@1\): 1 fault\(s\), the first malformed: 'debug: thinking' is not",
+        done.stdout,
+    )
+    assert len(said) == 4, done.stdout  # its two seats in each of the set's two games
+
+
 def test_a_match_between_two_bots_that_cannot_start_fails_their_sets_saying_why(
     arena_env: dict[str, str], register: Callable[..., list[str]], tmp_path: Path
 ) -> None:
