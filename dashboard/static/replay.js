@@ -176,6 +176,7 @@
     var auction = byId("auction");
     clear(auction);
     frame.auction.forEach(function (a) { auction.appendChild(el("li", "", "Seat " + a[0] + ": " + a[1])); });
+    auction.scrollTop = auction.scrollHeight;  // the latest bid in view: it is the one that counts
     var redeal = byId("redeal");
     clear(redeal);
     if (!frame.given.length) redeal.appendChild(el("span", "muted", frame.trump ? "No cards given face up." : "After trump is named."));

@@ -263,6 +263,16 @@ def test_an_edited_address_moves_the_replay_and_the_auction_shows_the_high_bid(
     tags = page.locator(".tag.bidder").all_inner_texts()
     assert tags and all(t.startswith("high bid ") for t in tags), tags  # was "bidder null"
     assert "null" not in _replay_state(page)["text"]
+    # The latest bid is in view however long the auction (its box showed the first 7 only).
+    page.eval_on_selector("#auction", "a => { a.style.maxHeight = '1.2rem'; }")
+    page.keyboard.press("End")
+    last_in_view = page.eval_on_selector(
+        "#auction",
+        """a => { const last = a.lastElementChild.getBoundingClientRect(),
+                         box = a.getBoundingClientRect();
+                  return a.children.length > 1 && last.bottom <= box.bottom + 1; }""",
+    )
+    assert last_in_view
 
 
 @pytest.mark.parametrize("seat", [0, 1, 2, 3])
@@ -419,6 +429,45 @@ def test_pages_fit_a_phone_screen(browser: Any, live_server: LiveServer, path: s
             assert box["x"] + box["width"] <= 375 and box["y"] + box["height"] <= (
                 header["y"] + header["height"]
             ), link.inner_text()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("path", ["/tournaments", f"/games/{GAME}", "/bots/greedy", "/games"])
+def test_words_in_tables_stay_whole_at_desktop_width(
+    browser: Any, live_server: LiveServer, path: str
+) -> None:
+    # With every cell free to break anywhere, the table's layout squeezed short columns to a
+    # few letters while the row had room: "standar d", "finishe d", "repla y".
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(live_server.base + path)
+        split = page.evaluate(
+            """() => Array.from(document.querySelectorAll('table.data td')).filter(td => {
+                const text = td.textContent.trim();
+                if (!text || /\\s/.test(text)) return false;  // one word: one line
+                const wrapped = td.getBoundingClientRect().height;
+                td.style.whiteSpace = "nowrap";
+                const whole = td.getBoundingClientRect().height;
+                td.style.whiteSpace = "";
+                return wrapped > whole;
+            }).map(td => td.textContent.trim())"""
+        )
+        assert split == [], split
+    finally:
+        context.close()
+
+
+def test_a_long_address_in_an_error_wraps_rather_than_widen_the_page(
+    browser: Any, live_server: LiveServer
+) -> None:
+    # The 404 quoting a 3,000-character game id was 29,812 px wide on a phone.
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    try:
+        page = context.new_page()
+        assert page.goto(f"{live_server.base}/games/{'x' * 3000}").status == 404
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
     finally:
         context.close()
 

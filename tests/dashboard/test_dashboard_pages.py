@@ -390,6 +390,9 @@ def test_games_list_is_paged(site: Site) -> None:
         assert 'href="/games?page=1">« newest' in past and "oldest »" not in past
         first = _html(client, "/games")
         assert 'href="/games?page=3">oldest »' in first and "« newest" not in first
+        past = _html(client, "/tournaments?page=99")  # it said "No tournaments yet."
+        assert "No tournaments on this page." in past and "No tournaments yet" not in past
+        assert 'href="/tournaments?page=1">' in past
     finally:
         site.app.config["PAGE_SIZE"] = 50
 
@@ -503,6 +506,8 @@ def test_replay_frames_are_gzipped_for_clients_that_take_it(
 def test_bad_perspective_is_a_400(client: FlaskClient) -> None:
     data = _json(client, f"/api/games/{FIRST_GAME}/replay?perspective=north", 400)
     assert "perspective 'north'" in data["message"]
+    page = client.get(f"/games/{FIRST_GAME}/replay?perspective=9")  # it showed the full deal
+    assert page.status_code == 400 and "perspective &#39;9&#39;" in page.text, page.text
 
 
 def test_empty_database_pages(empty_client: FlaskClient) -> None:
