@@ -423,6 +423,9 @@ def test_pages_fit_a_phone_screen(browser: Any, live_server: LiveServer, path: s
             }).map(e => e.tagName + '.' + e.className + ' ' + e.textContent.slice(0, 40))"""
         )
         assert page.evaluate("document.documentElement.scrollWidth") <= 375, wide
+        if path.endswith("/replay"):  # the side seats were some 50 px wide, a letter a line
+            sides = [page.locator(f".seat.{s}").bounding_box() for s in ("left", "right")]
+            assert all(box["width"] > 140 for box in sides), sides
         header = page.locator("header.top").bounding_box()
         for link in page.locator("header.top nav a").all():
             box = link.bounding_box()
