@@ -6,7 +6,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -230,6 +230,18 @@ def list_games_for_version(
     session: Session, bot_version: VersionKey, *, limit: int = 100, offset: int = 0
 ) -> list[Game]:
     return list_games(session, bot_version=bot_version, limit=limit, offset=offset)
+
+
+def fault_counts(session: Session, tournament_id: str) -> dict[int, int]:
+    """Faults in a tournament's games, by bot version id (versions with none left out)."""
+    query = (
+        select(Fault.bot_version_id, func.count())
+        .join(Game, Game.id == Fault.game_id)
+        .join(GameSet, GameSet.id == Game.game_set_id)
+        .where(GameSet.tournament_id == tournament_id)
+        .group_by(Fault.bot_version_id)
+    )
+    return {version_id: int(count) for version_id, count in session.execute(query)}
 
 
 def list_faults_for_version(

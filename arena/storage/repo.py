@@ -19,6 +19,7 @@ from arena.storage.bots import (
     set_bot_disabled,
 )
 from arena.storage.games import (
+    fault_counts,
     get_game,
     get_game_record,
     has_result,
@@ -106,6 +107,7 @@ __all__ = [
     "get_version",
     "give_back_attempt",
     "list_bots",
+    "fault_counts",
     "list_faults_for_version",
     "list_game_sets",
     "list_games",

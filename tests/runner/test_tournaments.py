@@ -230,6 +230,22 @@ def test_a_worker_given_agent_logs_keeps_every_seats_stderr(
         assert f"game {games[log.name]} over" in said, log
 
 
+def test_status_counts_each_bots_faults(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers
+) -> None:
+    # Faults short of a forfeit showed only in the records: the results read as plain losses.
+    register("sloppy", "greedy")
+    tid = _create(arena_env, "--sets", "1")
+    workers.start(count=1)
+    status = arena(arena_env, "tournament", "status", tid, "--follow", "--interval", "0.3",
+                   timeout=120)  # fmt: skip
+    assert status.returncode == 0, status.stderr
+    results = status.stdout.split("results (points out of games played):\n")[1]
+    rows = {line.split()[0]: line for line in results.splitlines()}
+    assert rows["sloppy@1"].endswith("  4 fault(s)"), status.stdout  # 2 seats in each of 2 games
+    assert "fault" not in rows["greedy@1"], status.stdout
+
+
 def test_agent_logs_that_cannot_be_written_cost_the_logs_not_the_games(
     arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers, tmp_path: Path
 ) -> None:
