@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from arena.config import database_url, hide_password
 from arena.errors import ArenaError
 from runner.pids import keep_private
 
@@ -65,7 +66,10 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         return int(args.func(args) or 0)
     except ArenaError as exc:
-        print(f"arena {args.command}: {exc}", file=sys.stderr)
+        # A row not found (storage's NotFound, a LookupError): the database looked in is the
+        # first suspect (a command run from another directory makes a new, empty one).
+        where = f" in {hide_password(database_url())}" if isinstance(exc, LookupError) else ""
+        print(f"arena {args.command}: {exc}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"arena {args.command}: interrupted", file=sys.stderr)

@@ -68,8 +68,6 @@ def _run(args: argparse.Namespace) -> int:
             from runner.queue import arena_queue, enqueue_game_sets
 
             queue = arena_queue(redis_conn.connect())
-            if note := unshared_database_note():
-                print(note, file=sys.stderr)
 
             def enqueue(ids: Sequence[str]) -> int:
                 return enqueue_game_sets(queue, ids)
@@ -85,6 +83,8 @@ def _run(args: argparse.Namespace) -> int:
             enqueue=enqueue,
             in_process=not args.queue,  # so running workers leave its sets alone
         )
+        if args.queue and (note := unshared_database_note()):  # once it is stored
+            print(note, file=sys.stderr)
         with db.session() as session:
             sets = repo.list_game_sets(session, tournament.id)
             set_ids = [s.id for s in sets]

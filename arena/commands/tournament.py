@@ -111,8 +111,6 @@ def _create(args: argparse.Namespace) -> int:
     if not args.no_enqueue:
         # Reach Redis before storing anything, so a missing Redis is reported up front.
         queue = arena_queue(redis_conn.connect())
-        if note := unshared_database_note():
-            print(note, file=sys.stderr)
 
         def enqueue(ids: Sequence[str]) -> int:
             return enqueue_game_sets(queue, ids)
@@ -130,6 +128,8 @@ def _create(args: argparse.Namespace) -> int:
             enqueue=enqueue,
         )
         _warn_of_bots_that_cannot_start(db, bots)
+    if not args.no_enqueue and (note := unshared_database_note()):  # once it is stored
+        print(note, file=sys.stderr)
     queued = "stored" if args.no_enqueue else "queued"
     print(
         f"tournament {tournament.id}: {tournament.format}, {tournament.planned_sets} game "

@@ -13,6 +13,8 @@ import socket
 import stat
 from pathlib import Path
 
+from arena.config import data_dir, env
+
 # The file name container agents dial in the mounted directory (unix:/run/arena/gamemaster.sock).
 SOCKET_NAME = "gamemaster.sock"
 # sun_path holds 108 bytes with its terminating zero.
@@ -26,7 +28,8 @@ class SocketUnusable(OSError):
 def prepare(path: str) -> str:
     """Check that the game master may listen at path and return its gRPC address (unix:PATH).
 
-    Its directory is made if need be, and a socket file that nothing listens on any more (a
+    Its directory is made if need be (inside the data directory, as every command makes that),
+    and a socket file that nothing listens on any more (a
     game master that was killed) is removed; a live one is left alone: two game masters on one
     socket would each get some of the agents."""
     where = Path(path)
@@ -34,6 +37,8 @@ def prepare(path: str) -> str:
         raise SocketUnusable(f"the socket path {path!r} must be absolute")
     if len(os.fsencode(path)) > MAX_PATH_BYTES:
         raise SocketUnusable(f"the socket path {path!r} is longer than {MAX_PATH_BYTES} bytes")
+    if where.parent.resolve().is_relative_to(Path(env("ARENA_DATA_DIR")).resolve()):
+        data_dir()  # made as every command makes it, its user's only: the database goes there
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

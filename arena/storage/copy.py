@@ -33,6 +33,10 @@ class TargetNotEmpty(StorageError):
     """The database to copy into already holds arena rows."""
 
 
+class NothingToCopy(StorageError):
+    """The database to copy from holds no arena rows (most likely not the one meant)."""
+
+
 class CopyFailed(StorageError):
     """A row the target refused, or a connection lost mid-copy; nothing was kept."""
 
@@ -72,6 +76,12 @@ def copy_database(
     report = CopyReport(target.shown_url)
     try:
         with _snapshot(source) as reading, target.engine.connect() as writing:
+            if not _tables_with_rows(reading):  # "copied 0 rows" read as a success
+                raise NothingToCopy(
+                    f"{source.shown_url} holds no arena data: is it the database you meant "
+                    "(ARENA_DATABASE_URL, or ARENA_DATA_DIR for the default SQLite)? nothing "
+                    "was copied"
+                )
             _begin_writing(writing)
             _refuse_rows(writing, target.shown_url)
             for table in TABLES:
@@ -143,8 +153,12 @@ def _begin_writing(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+def _tables_with_rows(conn: Connection) -> list[str]:
+    return [t.name for t in TABLES if conn.execute(select(1).select_from(t).limit(1)).first()]
+
+
 def _refuse_rows(conn: Connection, shown: str) -> None:
-    held = [t.name for t in TABLES if conn.execute(select(1).select_from(t).limit(1)).first()]
+    held = _tables_with_rows(conn)
     if held:
         raise TargetNotEmpty(
             f"{shown} already holds arena data (rows in {', '.join(held)}): copy only into an "

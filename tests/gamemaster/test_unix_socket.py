@@ -79,6 +79,24 @@ def test_a_socket_left_by_a_killed_game_master_is_replaced(short_dir: Path) -> N
     assert not path.exists()
 
 
+def test_a_data_directory_made_for_the_socket_is_its_users_only(
+    short_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The README's walkthrough starts the game master first, with its socket in data/: the
+    # directory was made 0755, and the database later made in it was everyone's to read.
+    monkeypatch.setenv("ARENA_DATA_DIR", str(short_dir / "data"))
+    prepare(str(short_dir / "data" / "gamemaster.sock"))
+    assert stat.S_IMODE((short_dir / "data").stat().st_mode) == 0o700
+    prepare(str(short_dir / "run" / "gamemaster.sock"))  # elsewhere: as the umask has it
+    assert stat.S_IMODE((short_dir / "run").stat().st_mode) == 0o777 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @pytest.mark.parametrize(
     ("name", "message"),
     [

@@ -123,6 +123,15 @@ def test_a_target_holding_arena_rows_is_refused_and_left_as_it_was(
     assert _rows(target) == copied
 
 
+def test_an_empty_source_is_refused_naming_it(arena_env: dict[str, str], tmp_path: Path) -> None:
+    # Run from another directory, the command copied the empty database it made there:
+    # "copied 0 rows", exit 0.
+    source = arena_env["ARENA_DATABASE_URL"]
+    done = _copy(arena_env, source, f"sqlite:///{tmp_path / 'copy.db'}")
+    assert done.returncode == 2
+    assert f"arena db: {source} holds no arena data: is it the database you meant" in done.stderr
+
+
 def test_a_row_postgresql_refuses_midway_leaves_it_without_a_row(
     played: str, arena_env: dict[str, str], postgres_url: str
 ) -> None:

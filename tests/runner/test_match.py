@@ -14,7 +14,7 @@ from typing import IO
 import pytest
 
 from arena.storage import open_database, repo
-from tests.runner.conftest import ARENA, BOTS, QUICK, ROOT, arena
+from tests.runner.conftest import ARENA, BOTS, QUICK, ROOT, SAMPLE_BOTS, arena
 
 
 def test_a_match_stops_as_soon_as_the_sprt_decides(
@@ -196,5 +196,10 @@ def test_queueing_with_the_default_sqlite_on_a_named_redis_notes_it(
     data_dir = {**arena_env, "ARENA_DATABASE_URL": ""}  # empty: the default, SQLite
     elsewhere = arena(data_dir, "tournament", "create", "--sets", "1", "--no-enqueue")
     assert "ARENA_DATABASE_URL is not set" not in elsewhere.stderr  # nothing queued
+    refused = arena(data_dir, "tournament", "create", "--sets", "1")  # no bot there
+    assert refused.returncode == 2 and "is not set" not in refused.stderr  # nothing stored
+    for bot in ("greedy", "random"):
+        assert arena(data_dir, "bots", "add", str(SAMPLE_BOTS / bot)).returncode == 0
     queued = arena(data_dir, "tournament", "create", "--sets", "1")
+    assert queued.returncode == 0, queued.stderr
     assert "note: ARENA_DATABASE_URL is not set, so this is stored in sqlite:///" in queued.stderr
