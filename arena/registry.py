@@ -74,6 +74,8 @@ def load_manifest(directory: str | os.PathLike[str]) -> Manifest:
     path = bot_dir / MANIFEST_NAME
     if not bot_dir.is_dir():
         raise ManifestError(f"{directory}: not a directory; give the bot's directory")
+    if path.is_dir():
+        raise ManifestError(f"{path}: a directory; the manifest is a file named {MANIFEST_NAME}")
     if not path.is_file():
         raise ManifestError(f"{path}: missing; a bot directory needs a {MANIFEST_NAME}")
     try:

@@ -177,7 +177,7 @@ def _check(
         raise PlanError(f"a tournament needs at least 2 bots, got {len(bots)}: {list(bots)!r}")
     duplicates = sorted({bot for bot in bots if bots.count(bot) > 1})
     if duplicates:
-        raise PlanError(f"each bot may be entered once; repeated: {duplicates!r}")
+        raise PlanError(f"each bot may be entered once; repeated: {', '.join(duplicates)}")
     if isinstance(sets, bool) or not isinstance(sets, int) or sets < 1:
         raise PlanError(f"{sets_name} must be a whole number of at least 1, not {sets!r}")
     ruleset_key(ruleset)  # UnknownRuleset or BadRuleset naming the problem

@@ -131,7 +131,7 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
         log.warning(
             "reconciler: gave up on %d set(s): %s; %s",
             len(report.failed),
-            report.failed,
+            ", ".join(report.failed),
             "; ".join(hints.values()),
         )
     return report

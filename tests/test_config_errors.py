@@ -110,6 +110,10 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
         ({}, ["tournament", "create", "--connect-ms", "-5"], "--connect-ms: must be at least 1"),
         ({}, ["gamemaster", "--connect-ms", str(2**32)], "must be at most 4294967295"),
         ({}, ["gamemaster", "--max-games", "0"], "--max-games: must be at least 1, not 0"),
+        # named as the user wrote them (it said "bank_ms must not be negative")
+        ({}, ["gamemaster", "--bank-ms", "-1"], "--bank-ms: must be at least 0, not -1"),
+        ({}, ["gamemaster", "--decision-ms", "0"], "--decision-ms: must be at least 1, not 0"),
+        ({}, ["gamemaster", "--fault-limit", "0"], "--fault-limit: must be at least 1, not 0"),
         ({}, ["worker", "--count", "100000"], "--count: must be at most 256, not 100000"),
         ({}, ["worker", "--reconcile-every", "-5"], "must be a positive number of seconds"),
         ({}, ["dashboard", "--threads", "100000"], "--threads: must be at most 256"),
@@ -252,6 +256,7 @@ def test_a_game_master_port_in_use_is_one_actionable_line(tmp_path: Path) -> Non
     assert done.returncode == 2, done.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--listen" in done.stderr
     assert "Traceback" not in done.stderr
+    assert "no admin token" not in done.stderr  # a warning for a game master that serves
 
 
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])

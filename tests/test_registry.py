@@ -174,6 +174,9 @@ def test_a_directory_without_bot_toml_is_refused(tmp_path: Path) -> None:
         load_manifest(tmp_path)
     with pytest.raises(ManifestError, match="not a directory"):
         load_manifest(tmp_path / "nope")
+    (tmp_path / "bot.toml").mkdir()  # it said "bot.toml: missing"
+    with pytest.raises(ManifestError, match="bot.toml: a directory; the manifest is a file"):
+        load_manifest(tmp_path)
 
 
 # --- registration ----------------------------------------------------------------------
@@ -292,6 +295,12 @@ def test_cli_reports_refusals_with_exit_code_2(
     for action in ("show", "disable"):
         assert cli.main(["bots", action, "ghost"]) == 2
         assert "no bot named 'ghost'" in capsys.readouterr().err
+        # As ratings name a version: it said "no bot named 'echo-bot@1.0'", of a bot that exists.
+        with pytest.raises(SystemExit) as usage:
+            cli.main(["bots", action, "echo-bot@1.0"])
+        assert usage.value.code == 2
+        said = capsys.readouterr().err
+        assert "'echo-bot@1.0' names a version: give the bot's name alone, 'echo-bot'" in said
 
 
 def test_cli_uses_a_sqlite_file_in_the_data_dir_by_default(

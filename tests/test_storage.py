@@ -664,6 +664,14 @@ def test_a_tournament_exports_its_records_one_file_per_game(
     from arena.config import hide_password
 
     assert f"no tournament 't-nope' in {hide_password(url)}\n" in missing.stderr
+    (tmp_path / "a-file").write_text("")  # it said "a-file: File exists"
+    into_file = subprocess.run(
+        [*argv, tid, str(tmp_path / "a-file")], env=env, capture_output=True, text=True
+    )
+    assert (
+        f"cannot write records into {tmp_path / 'a-file'}: {tmp_path / 'a-file'} is not a directory"
+        in into_file.stderr
+    )
     # A damaged record costs only itself: the others are written, and the export says which.
     from arena.storage.models import Game
 

@@ -24,17 +24,29 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lst.set_defaults(func=_list)
 
     show = sub.add_parser("show", help="show a bot and all its versions")
-    show.add_argument("name", metavar="NAME")
+    show.add_argument("name", metavar="NAME", type=_bot_name)
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
     show.set_defaults(func=_show)
 
     disable = sub.add_parser("disable", help="stop scheduling a bot (its games stay)")
-    disable.add_argument("name", metavar="NAME")
+    disable.add_argument("name", metavar="NAME", type=_bot_name)
     disable.set_defaults(func=_disable, disabled=True)
 
     enable = sub.add_parser("enable", help="schedule a disabled bot again")
-    enable.add_argument("name", metavar="NAME")
+    enable.add_argument("name", metavar="NAME", type=_bot_name)
     enable.set_defaults(func=_disable, disabled=False)
+
+
+def _bot_name(text: str) -> str:
+    """A bot's name; NAME@VERSION, as ratings and tournaments name a version, is refused saying
+    so (it read "no bot named 'greedy@1'", of a bot that exists)."""
+    name, at, _ = text.partition("@")
+    if at:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} names a version: give the bot's name alone, {name!r} (it covers every "
+            "version)"
+        )
+    return text
 
 
 def _open() -> Database:

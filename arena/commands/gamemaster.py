@@ -35,11 +35,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "agents of workers given the same ARENA_GAME_MASTER_SOCKET (default: "
         "ARENA_GAME_MASTER_SOCKET; empty = none)",
     )
-    p.add_argument("--decision-ms", type=int, help="time per decision (default ARENA_DECISION_MS)")
     p.add_argument(
-        "--bank-ms", type=int, help="time bank per seat per game (default ARENA_BANK_MS)"
+        "--decision-ms",
+        type=whole_number(1, UINT32_MAX),
+        help="time per decision (default ARENA_DECISION_MS)",
     )
-    p.add_argument("--fault-limit", type=int, help="faults before a forfeit (ARENA_FAULT_LIMIT)")
+    p.add_argument(
+        "--bank-ms",
+        type=whole_number(0, UINT32_MAX),
+        help="time bank per seat per game (default ARENA_BANK_MS)",
+    )
+    p.add_argument(
+        "--fault-limit",
+        type=whole_number(1, UINT32_MAX),
+        help="faults before a forfeit (ARENA_FAULT_LIMIT)",
+    )
     p.add_argument(
         "--connect-ms",
         type=whole_number(1, UINT32_MAX),
@@ -83,12 +93,6 @@ def _gamemaster(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     admin_token = env("ARENA_ADMIN_TOKEN") if args.admin_token is None else args.admin_token
-    if not admin_token:
-        logging.getLogger("arena.gamemaster").warning(
-            "no admin token (ARENA_ADMIN_TOKEN or --admin-token): any client, a bot included, "
-            "may open, abort and read games here; give this game master and its workers one "
-            "before bots you do not trust play"
-        )
     # Checked first: gRPC would misread some (a port above 65535).
     listen_address(args.listen, "ARENA_GAME_MASTER")
     address = args.listen or env("ARENA_GAME_MASTER")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.commands.types import whole_number
-from arena.config import UINT32_MAX
+from arena.config import UINT32_MAX, why_no_directory
 from arena.errors import ArenaError
 from runner.plan import MAX_SETS
 
@@ -179,7 +179,13 @@ def _export(args: argparse.Namespace) -> int:
 
     with _open() as db, db.session() as session:
         repo.get_tournament(session, args.tournament_id)  # NotFound names it
-        args.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            args.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # "File exists", of a file where the directory goes
+            raise ArenaError(
+                f"cannot write records into {args.directory}: "
+                f"{why_no_directory(args.directory, exc)}"
+            ) from None
         written, damaged = 0, []
         for game_id, record in repo.tournament_records(session, args.tournament_id):
             if isinstance(record, DamagedRecord):  # the others are still worth having

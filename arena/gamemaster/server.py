@@ -593,6 +593,12 @@ async def _serve(address: str, grace: float = 2.0, **options: Any) -> int:
     print(f"game master listening on {shown}", flush=True)
     if gm.socket_path is not None:
         print(f"game master listening on unix:{gm.socket_path} for agents", flush=True)
+    if options.get("admin_token") is None:  # said once it serves, not before a refusal
+        log.warning(
+            "no admin token (ARENA_ADMIN_TOKEN or --admin-token): any client, a bot included, "
+            "may open, abort and read games here; give this game master and its workers one "
+            "before bots you do not trust play"
+        )
     await stop.wait()
     running = sum(1 for s in gm.service.games.values() if not s.finished)
     print(f"game master stopping: aborting {running} game(s) in progress", flush=True)

@@ -13,7 +13,7 @@ import socket
 import stat
 from pathlib import Path
 
-from arena.config import data_dir, env
+from arena.config import data_dir, env, why_no_directory
 
 # The file name container agents dial in the mounted directory (unix:/run/arena/gamemaster.sock).
 SOCKET_NAME = "gamemaster.sock"
@@ -42,7 +42,10 @@ def prepare(path: str) -> str:
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise SocketUnusable(f"cannot make the socket's directory {where.parent}: {exc}") from None
+        raise SocketUnusable(
+            f"cannot make the socket's directory {where.parent}: "
+            f"{why_no_directory(where.parent, exc)}"
+        ) from None
     try:
         mode = where.lstat().st_mode
     except FileNotFoundError:
