@@ -19,8 +19,10 @@ from arena.rulesets import RULESETS, Ruleset
 
 # Lines whose order and content are the record's guarantees; the engine's other lines are
 # derived events, which a record may leave out (RECORD.md).
-_KEY_EVENTS = ("deal", "action", "hand_end", "game_end", "forfeit")
-_DERIVED_EVENTS = ("discard", "give", "draw", "out", "trick", "dead")
+_KEY_EVENTS = ("deal", "action", "hand_end", "game_end")
+# The arena's own lines, checked where present: RECORD.md requires none of them (a forfeit is
+# told by game_end's reason and forfeit_seat).
+_DERIVED_EVENTS = ("discard", "give", "draw", "out", "trick", "dead", "forfeit")
 _HEADER_FIELDS = ("ruleset", "game_id", "first_dealer", "seats")
 _FAULTS = tuple(kind.value for kind in FaultKind)
 _COMPARED = {
@@ -38,6 +40,7 @@ _RULE = {
     "dead": "RULES.md §3.4 and §6: the re-deal",
     "out": "RULES.md §3.5: play",
     "trick": "RULES.md §3.5: play",
+    "forfeit": "RECORD.md: the result",
 }
 
 # The most `arena verify` reads of one file. A game of max_hands 1,000 takes about 4 MB, and
@@ -189,11 +192,9 @@ class _Replay:
                 faults += 1
                 continue
             elif kind == "forfeit":
-                seat: Any = line.get("seat")  # checked by forfeit
-                try:
-                    game.forfeit(seat)
-                except ArenaError as exc:
-                    raise self.fail(str(exc)) from None
+                self._forfeit(line.get("seat"))
+            elif kind == "game_end" and line.get("reason") == "forfeit" and not game.is_over:
+                self._forfeit(line.get("forfeit_seat"))  # with no forfeit line before it
             elif kind == "game_end" and line.get("reason") == "aborted" and not game.is_over:
                 # Not a rule: the game master stopped the game (shutdown); nothing to re-derive.
                 game.abort(str(line.get("detail", "")))
@@ -217,6 +218,12 @@ class _Replay:
             winner=game.winner,
             reason=game.end_reason or "",
         )
+
+    def _forfeit(self, seat: Any) -> None:
+        try:
+            self.game.forfeit(seat)  # which checks the seat
+        except ArenaError as exc:
+            raise self.fail(str(exc)) from None
 
     def _check_header(self, head: dict[str, Any]) -> tuple[Ruleset, int]:
         """RECORD.md's header: every field it names, of its type; the ruleset it names."""

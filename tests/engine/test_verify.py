@@ -306,8 +306,19 @@ def test_a_forfeit_verifies_and_names_the_losing_team() -> None:
     for _ in range(12):
         game.apply(game.legal().first())
     game.forfeit(1, "crash")
-    verified = verify_text(game_record(game, AGENTS, "forfeit"))
+    record = game_record(game, AGENTS, "forfeit")
+    verified = verify_text(record)
     assert verified.reason == "forfeit" and verified.winner == 0
+    # The forfeit line is the arena's own: game_end's reason and forfeit_seat tell it all
+    # (RECORD.md). A record without it was refused: "game_end line where the rules produce
+    # nothing (the rules still wait for seat ...)".
+    lines = [json.loads(line) for line in record.splitlines()]
+    kept = [line for line in lines if line.get("event") != "forfeit"]
+    assert len(kept) == len(lines) - 1
+    assert verify_text(_text(kept)) == verified
+    kept[-1]["forfeit_seat"] = 2  # its team won, says the record
+    with pytest.raises(RecordError, match="winner is 0 but re-playing gives 1"):
+        verify_text(_text(kept))
 
 
 def test_cli_exit_status_and_messages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
