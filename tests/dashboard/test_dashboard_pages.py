@@ -95,7 +95,9 @@ def test_a_ruleset_without_games_has_an_empty_leaderboard(client: FlaskClient) -
     empty = _json(client, "/api/leaderboard?ruleset=inverness")  # named, never played here
     assert empty["rows"] == [] and empty["source"] == "computed"
     assert RULESET in empty["rulesets"] and "inverness" in empty["rulesets"]  # the menu shows it
-    assert 'class="empty"' in _html(client, "/?ruleset=inverness")
+    page = _html(client, "/?ruleset=inverness")
+    assert 'class="empty"' in page
+    assert "computed here from the games" not in page  # there are none
 
 
 def test_a_ruleset_typed_another_way_is_the_one_stored(client: FlaskClient) -> None:
