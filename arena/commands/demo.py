@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import secrets
 import shutil
 import sys
@@ -168,7 +167,7 @@ def sealing_socket(home: Path) -> tuple[str, str]:
     from arena.gamemaster import unix_socket
 
     sock = str(home.resolve() / unix_socket.SOCKET_NAME)
-    if len(os.fsencode(sock)) > unix_socket.MAX_PATH_BYTES:
+    if unix_socket.too_long(sock):
         return sock, (
             f"the socket {sock} would be longer than {unix_socket.MAX_PATH_BYTES} bytes; give "
             "ARENA_GAME_MASTER_SOCKET a shorter absolute path"

@@ -340,21 +340,21 @@ def _print_results(db: Database, tournament_id: str) -> None:
     that faults without forfeiting only looks weak in the points)."""
     from arena.storage import repo
 
-    scores: dict[str, list[float]] = {}
-    faults: dict[str, int] = {}
+    scores: dict[tuple[str, int], list[float]] = {}  # by (ref, version id)
     with db.session() as session:
-        by_version = repo.fault_counts(session, tournament_id)
+        faults = repo.fault_counts(session, tournament_id)
         for s in repo.list_game_sets(session, tournament_id, state="done"):
             if s.score_a is None:
                 continue
             for bot, points in ((s.bot_a, s.score_a), (s.bot_b, 2.0 - s.score_a)):
-                entry = scores.setdefault(bot.ref, [0.0, 0.0])
+                entry = scores.setdefault((bot.ref, bot.id), [0.0, 0.0])
                 entry[0] += points
                 entry[1] += 2
-                faults[bot.ref] = by_version.get(bot.id, 0)
     if not scores:
         return
     print("results (points out of games played):")
-    for ref, (points, games) in sorted(scores.items(), key=lambda kv: -kv[1][0] / kv[1][1]):
-        faulted = f"  {faults[ref]} fault(s)" if faults[ref] else ""
+    for (ref, version), (points, games) in sorted(
+        scores.items(), key=lambda kv: -kv[1][0] / kv[1][1]
+    ):
+        faulted = f"  {faults[version]} fault(s)" if version in faults else ""
         print(f"  {ref:30s} {points:5.1f}/{games:<4.0f} {100 * points / games:5.1f}%{faulted}")

@@ -29,13 +29,13 @@ def prepare(path: str) -> str:
     """Check that the game master may listen at path and return its gRPC address (unix:PATH).
 
     Its directory is made if need be (inside the data directory, as every command makes that),
-    and a socket file that nothing listens on any more (a
-    game master that was killed) is removed; a live one is left alone: two game masters on one
-    socket would each get some of the agents."""
+    and a socket file that nothing listens on any more (a game master that was killed) is
+    removed; a live one is left alone: two game masters on one socket would each get some of
+    the agents."""
     where = Path(path)
     if not where.is_absolute():
         raise SocketUnusable(f"the socket path {path!r} must be absolute")
-    if len(os.fsencode(path)) > MAX_PATH_BYTES:
+    if too_long(path):
         raise SocketUnusable(f"the socket path {path!r} is longer than {MAX_PATH_BYTES} bytes")
     if where.parent.resolve().is_relative_to(Path(env("ARENA_DATA_DIR")).resolve()):
         data_dir()  # made as every command makes it, its user's only: the database goes there
@@ -62,6 +62,11 @@ def prepare(path: str) -> str:
         raise why
     where.unlink()  # left behind by a game master that is gone
     return f"unix:{path}"
+
+
+def too_long(path: str) -> bool:
+    """Whether a socket cannot have this path (sun_path's bytes)."""
+    return len(os.fsencode(path)) > MAX_PATH_BYTES
 
 
 def unanswered(path: str) -> OSError | None:
