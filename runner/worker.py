@@ -164,16 +164,14 @@ class ArenaWorker(SimpleWorker):
         # registers no exception handlers of RQ's, so there are none to call here.
         self.log.error("Worker %s: job %s failed: %s", self.name, job.id, error)
 
-    def teardown(self) -> None:
-        try:
-            super().teardown()
-        except REDIS_DOWN:
-            # RQ registers the worker's death before it stops the thread that listens for
-            # commands: with Redis gone the first raised, and the thread lived on (retrying,
-            # then subscribed again with its own connection), one more at each reconnect.
-            if self.pubsub_thread is not None:
-                self.pubsub_thread.stop()  # it closes its connection as it ends
-            raise
+    def stop_listening(self) -> None:
+        """Stop the thread that listens for commands, once Redis was lost. RQ stops it in its
+        teardown, after registering the worker's death, which fails with Redis gone; and Redis
+        lost while RQ starts a worker (it subscribes before its loop) skips teardown altogether.
+        Left running, the thread retries and subscribes again with its own connection once Redis
+        is back: one more at each reconnect."""
+        if self.pubsub_thread is not None:
+            self.pubsub_thread.stop()  # it closes its connection as it ends
 
     def maintain_heartbeats(self, job: Job, execution: Any) -> None:
         # Losing Redis for a moment must not abandon a game in progress: the result goes to
@@ -242,8 +240,10 @@ def work_forever(queue: str, *, burst: bool = False) -> int:
             # RQ's loop quits on errors it does not handle (a Redis timeout among them).
             log.warning("worker loop ended without a stop request; starting it again")
         except (*REDIS_DOWN, redis_conn.RedisUnavailable) as exc:
-            if worker is not None and _stop_requested(worker):
-                return 0
+            if worker is not None:
+                worker.stop_listening()
+                if _stop_requested(worker):
+                    return 0
             log.warning(
                 "lost Redis at %s (%s); reconnecting in %.0f s", redis_conn.describe(), exc, wait
             )

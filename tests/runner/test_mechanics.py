@@ -1231,6 +1231,44 @@ def test_a_worker_that_reconnects_leaves_no_listener_behind(
         assert len(listeners) == 1, listeners
 
 
+def test_redis_lost_while_a_worker_starts_leaves_no_listener_behind(
+    arena_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # RQ subscribes its command listener before the loop whose end stops it: Redis lost in
+    # between (here, at the first write after subscribing) left that listener retrying for
+    # good, subscribed again beside the next worker's once Redis was back.
+    from runner import worker as worker_module
+
+    server = RedisServer()
+    server.start()
+    monkeypatch.setenv("ARENA_REDIS_URL", server.url)
+    made = []
+
+    class LosesRedisAsItStarts(worker_module.ArenaWorker):
+        def set_state(self, *args: Any, **kwargs: Any) -> None:
+            if len(made) == 1:  # the first worker: Redis goes, and comes back a moment later
+                server.kill()
+                threading.Timer(0.5, server.start).start()
+            super().set_state(*args, **kwargs)
+
+    def make_worker(connection: redis.Redis, queue: str) -> worker_module.ArenaWorker:
+        made.append(LosesRedisAsItStarts([queue], connection=connection))
+        return made[-1]
+
+    monkeypatch.setattr(worker_module, "make_worker", make_worker)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        assert worker_module.work_forever(arena_env["ARENA_QUEUE"], burst=True) == 0
+        assert len(made) == 2  # the first lost Redis as it started; the second worked
+        time.sleep(3)  # a listener left behind retries every 2 s
+        listeners = [c for c in redis.Redis.from_url(server.url).client_list() if int(c["sub"])]
+        assert listeners == [], listeners  # the burst worker's own ended with it
+    finally:
+        server.kill()
+        for sig, handler in handlers.items():  # RQ's, installed in this process
+            signal.signal(sig, handler)
+
+
 def shut_down_redis_and_fail(port: int) -> None:
     """A job (run by the worker below) that ends as a set whose rating pass found no Redis."""
     from runner.jobs import RatingsDeferred
