@@ -178,9 +178,13 @@ class _Replay:
         self.events = game.events  # the engine's lines; the record is checked against them
         self.next_event = 0  # the first engine line no record line has matched yet
         decisions = faults = 0
+        ended = False
         for number, line in self.lines[1:]:
             self.line_number = number
+            if ended:
+                raise self.fail("a line after the game_end line, which is the record's last")
             kind = line.get("event")
+            ended = kind == "game_end"
             if _is_int(line.get("hand")):
                 self.hand = line["hand"]
             if kind == "action":

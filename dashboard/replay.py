@@ -179,7 +179,7 @@ def _log(events: list[Event], viewer: int | None) -> list[str]:
         elif kind == "dead":
             lines.append(f"Stock set aside: {cards if full else _count(n)}")
         elif kind == "out":
-            aside = f" (sets aside {cards})" if full and cards else ""
+            aside = f" (sets aside {cards if known else _count(n)})" if n else ""
             lines.append(f"Seat {seat} is out{aside}")
         elif kind == "trick":
             won = e.get("points", [0, 0])
@@ -265,6 +265,9 @@ class _Builder:
         self.decisions = 0
         self.states: list[dict[str, Any]] = []
         self.auction = _Auction()
+        # The dirt each seat set aside face down on going out this hand: the engine keeps no
+        # such list (the cards leave play), the `out` events name them.
+        self.aside: list[list[str]] = [[], [], [], []]
 
     def provider(self, deals: dict[int, dict[str, Any]]) -> Any:
         def provide(hand: int, dealer: int) -> Deal:
@@ -289,9 +292,17 @@ class _Builder:
         self.frame_count += 1
         if not self.with_frames:
             return
+        for e in events:
+            if e["event"] == "deal":
+                self.aside = [[], [], [], []]
+            elif e["event"] == "out":
+                self.aside[e["seat"]] = [str(c) for c in e.get("cards", [])]
         for i, perspective in enumerate(PERSPECTIVES):
             viewer = None if perspective == FULL else int(perspective)
             state = dict(states[i])
+            state["aside"] = [
+                cards if viewer in (None, seat) else None for seat, cards in enumerate(self.aside)
+            ]
             tricks = state.pop("tricks")
             state["trick_count"] = len(tricks)
             state["last_trick"] = tricks[-1] if tricks else None

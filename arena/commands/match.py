@@ -200,8 +200,15 @@ def _settle(
     unplayed = set_ids if played is None else set_ids[played:]
     with db.session() as session:
         if played is None:
-            for set_id in unplayed:
+            stopped = sum(
                 repo.mark_set_failed(session, set_id, "not played: the match was stopped")
+                for set_id in unplayed
+            )
+            print(
+                f"arena match: stopped with {stopped} of {len(set_ids)} sets unplayed; "
+                f"`arena tournament status {tournament_id}` shows what was played",
+                file=sys.stderr,
+            )
         else:  # a set a worker had already started plays on, and counts
             repo.drop_unstarted_sets(session, tournament_id, unplayed)
         finish_if_done(session, tournament_id)

@@ -54,6 +54,16 @@
     return ["bottom", "left", "top", "right"][(seat - bottom + 4) % 4];
   }
 
+  // A seat's face-down cards (`lists[seat]`), where this perspective knows them.
+  function faceDown(info, label, lists, seat, trump) {
+    var cards = lists && lists[seat];
+    if (!cards || !cards.length) return;
+    var row = el("div", "discards");
+    row.appendChild(el("span", "muted small", label));
+    cards.forEach(function (c) { row.appendChild(cardFace(c, trump)); });
+    info.appendChild(row);
+  }
+
   function renderSeat(frame, seat) {
     var box = byId("seat-" + seat);
     box.className = "seat " + position(seat);
@@ -88,12 +98,8 @@
     if (frame.discard_counts[seat]) parts.push("discarded " + frame.discard_counts[seat]);
     if (frame.drawn[seat]) parts.push("drew " + frame.drawn[seat]);
     info.textContent = parts.join(" · ");
-    if (frame.discards && frame.discards[seat] && frame.discards[seat].length) {
-      var discards = el("div", "discards");
-      discards.appendChild(el("span", "muted small", "face down: "));
-      frame.discards[seat].forEach(function (c) { discards.appendChild(cardFace(c, frame.trump)); });
-      info.appendChild(discards);
-    }
+    faceDown(info, "face down: ", frame.discards, seat, frame.trump);
+    faceDown(info, "set aside: ", frame.aside, seat, frame.trump);
 
     var bubble = box.querySelector(".seat-decision");
     clear(bubble);

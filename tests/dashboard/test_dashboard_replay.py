@@ -80,6 +80,8 @@ def test_a_seat_perspective_never_holds_another_hand(
             # Its own face-down cards it knows (it put them there); nobody else's.
             mine = everything["discards"][seat]
             assert frame["discards"] == [mine if s == seat else None for s in range(4)]
+            aside = everything["aside"][seat]  # and the dirt it set aside on going out
+            assert frame["aside"] == [aside if s == seat else None for s in range(4)]
             assert [h is None for h in frame["hands"]] == [s != seat for s in range(4)]
             if frame["kind"] not in ("deal", "decision"):
                 continue  # at a hand's end every hand is empty
@@ -114,6 +116,20 @@ def test_seat_frames_hide_private_decisions_and_other_notes(
                     assert decision["action"] == everything["decision"]["action"]
     notes = {f["decision"].get("note") for f in full if f["decision"]}
     assert XSS_NOTE in notes
+
+
+def test_hand_end_frames_show_the_dirt_each_seat_set_aside(site: Site) -> None:
+    shown = 0
+    for game_id, record in site.filled.records.items():
+        lines = _lines(record)
+        ends = [f for f in build_replay(game_id, record).frames["full"] if f["kind"] == "hand_end"]
+        for frame in ends:
+            outs = [x for x in lines if x.get("event") == "out" and x["hand"] == frame["hand"]]
+            assert frame["aside"] == [
+                next((x["cards"] for x in outs if x["seat"] == s), []) for s in range(4)
+            ]
+            shown += sum(map(len, frame["aside"]))
+    assert shown, "some seat goes out holding dirt"
 
 
 def test_hand_end_frames_show_the_last_trick_and_the_score(site: Site) -> None:

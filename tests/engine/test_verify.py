@@ -161,7 +161,16 @@ def test_a_forfeit_after_the_game_ended_is_refused() -> None:
     loser = end["winner"] if end["winner"] is not None else 0  # a seat of the winning team
     lines.append({"event": "forfeit", "hand": lines[-2]["hand"], "seat": loser})
     lines.append({**end, "winner": 1 - loser, "reason": "forfeit", "forfeit_seat": loser})
-    with pytest.raises(RecordError, match="cannot forfeit: the game is over"):
+    with pytest.raises(RecordError, match="line after the game_end line"):
+        verify_text(_text(lines))
+
+
+@pytest.mark.parametrize("extra", [{"event": "made-up"}, {"note": "no event"}, "game_end"])
+def test_no_line_may_follow_the_result(extra: Any) -> None:
+    # RECORD.md: game_end is the last line; even a kind verify does not know may not follow.
+    lines = _finished_record()
+    lines.append(lines[-1] if extra == "game_end" else extra)
+    with pytest.raises(RecordError, match=f"line {len(lines)}: a line after the game_end line"):
         verify_text(_text(lines))
 
 

@@ -147,6 +147,8 @@ def test_a_match_stopped_by_sigterm_settles_its_sets(
     assert states.count("done") >= 1 and set(states) == {"done", "failed"}, states
     failed = [s.error for s in sets if s.state == "failed"]
     assert set(failed) == {"not played: the match was stopped"}
+    assert f"stopped with {len(failed)} of 40 sets unplayed" in out
+    assert f"`arena tournament status {tournament_id}`" in out
     retried = arena(arena_env, "tournament", "retry", tournament_id)
     assert retried.returncode == 2 and "is an `arena match`" in retried.stderr  # not for workers
 
