@@ -15,12 +15,13 @@ RED_SUITS = frozenset("HD")
 
 
 def when(value: str | datetime | None) -> str:
-    """An ISO time as 'YYYY-MM-DD HH:MM' (UTC); '—' for none."""
+    """A stored time (UTC, naive or not) as 'YYYY-MM-DD HH:MM UTC'; '—' for none. The zone is
+    written out: readers are anywhere, and a nightly run "at 02:00" means 02:00 UTC."""
     if value is None or value == "":
         return "—"
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
-    return value.strftime("%Y-%m-%d %H:%M")
+    return value.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def pct(value: float | None, digits: int = 1) -> str:

@@ -67,8 +67,10 @@ class GameMasterLost(GameAborted):
 
 
 # A call's codes when its game master is gone: UNAVAILABLE (no connection, or refusing games
-# as it stops) and NOT_FOUND (a game master started again has never heard of the game).
-_GONE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.NOT_FOUND)
+# as it stops), CANCELLED (a call the stopping server cut short: the worker cancels its own
+# calls only once they ended) and NOT_FOUND (a game master started again has never heard of
+# the game).
+_GONE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED, grpc.StatusCode.NOT_FOUND)
 
 
 def refused_admin(exc: BaseException) -> bool:

@@ -108,4 +108,4 @@ def _gamemaster(args: argparse.Namespace) -> int:
     except SocketUnusable as exc:
         raise ConfigError(str(exc)) from None
     except OSError as exc:  # the port is taken, or not an address of this machine
-        raise ConfigError(f"{exc} (another game master there? choose one with --listen)") from None
+        raise ConfigError(str(exc)) from None

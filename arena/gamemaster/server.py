@@ -9,10 +9,12 @@ synchronous code.
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import logging
 import re
 import signal
+import socket
 import threading
 import uuid
 from collections import deque
@@ -567,6 +569,7 @@ async def create_server(
 
 def _listen(server: grpc.aio.Server, address: str) -> int:
     """Bind the server to address; the port (1 for a Unix socket) or an OSError saying why not."""
+    _check_port_free(address)
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as exc:
@@ -574,6 +577,37 @@ def _listen(server: grpc.aio.Server, address: str) -> int:
     if not port:
         raise OSError(f"cannot listen on {address}")
     return int(port)
+
+
+# What to do about an address the system will not let a game master listen on, by its errno.
+_BIND_ADVICE = {
+    errno.EADDRINUSE: "another game master there? choose another port with --listen",
+    errno.EACCES: "ports below 1024 need root: choose another with --listen",
+    errno.EADDRNOTAVAIL: "not an address of this machine: choose one with --listen",
+}
+
+
+def _check_port_free(address: str) -> None:
+    """An OSError if this TCP address cannot be listened on, found with a plain socket: gRPC's
+    own refusal comes after a C-core log line on stderr and with advice to set GRPC_VERBOSITY,
+    where the system's reason ("Address already in use") and what to do about it say it all."""
+    host, _, port = address.rpartition(":")
+    if address.startswith("unix:") or not port.isdigit() or int(port) == 0:
+        return
+    try:
+        found = socket.getaddrinfo(
+            host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except OSError:
+        return  # gRPC says what is wrong with the name
+    for family, kind, proto, _, sockaddr in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds
+            try:
+                probe.bind(sockaddr)
+            except OSError as exc:
+                advice = _BIND_ADVICE.get(exc.errno or 0, "choose another with --listen")
+                raise OSError(f"cannot listen on {address}: {exc.strerror} ({advice})") from None
 
 
 def serve(address: str, **options: Any) -> int:
