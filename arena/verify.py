@@ -223,6 +223,15 @@ class _Replay:
             reason=game.end_reason or "",
         )
 
+    def _goes_on_to(self, hand: int) -> bool:
+        """Whether a line after the current one is of ``hand`` or later, or ends the game: a
+        record cut at a hand's end has none."""
+        return any(
+            line.get("event") == "game_end" or (_is_int(line.get("hand")) and line["hand"] >= hand)
+            for number, line in self.lines
+            if number > self.line_number
+        )
+
     def _forfeit(self, seat: Any) -> None:
         try:
             self.game.forfeit(seat)  # which checks the seat
@@ -252,6 +261,8 @@ class _Replay:
         def provide(hand: int, dealer: int) -> Deal:
             self.hand = hand
             if hand not in deals:
+                if not self._goes_on_to(hand):
+                    raise self.fail(f"the record ends before the game does (hand {hand})")
                 raise self.fail(f"no deal line for hand {hand}")
             self.line_number, line = deals[hand]
             if line.get("dealer") != dealer:

@@ -14,7 +14,8 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
-from arena.gamemaster.policy import DETAIL_MAX_CHARS, NOTE_MAX_CHARS
+from arena.actions import ActionKind
+from arena.gamemaster.policy import DETAIL_MAX_CHARS, NOTE_MAX_CHARS, cut
 from arena.wire import pb
 
 # The stdio protocol's own version (the JSON shape); bumped only on incompatible changes.
@@ -259,11 +260,20 @@ def reply_from_line(text: str, pending: int | None) -> tuple[pb.Reply, str]:
         if value is not None:
             keys = ", ".join(sorted(map(str, value))) or "none"
             problem = f'a reply with neither "action" nor "error" (its keys: {keys})'
+        elif not problem and pending and text.split(" ")[0] not in _VERBS:
+            # Most likely a log line: it still answers the decision, so say why that cost it.
+            problem = (
+                f"a line that is neither JSON nor an action ({cut(text, 60)!r}) answered request "
+                f"{pending}: stdout is for replies only, print logs to stderr"
+            )
         texts = {"action": _cut(text, "action")}
     if not problem and rid is None and pending is None:
         problem = "a reply while no decision waits for one"
     request_id = rid if rid is not None else pending or 0
     return pb.Reply(request_id=request_id, **texts), problem
+
+
+_VERBS = frozenset(ActionKind)
 
 
 def _json_object(text: str) -> tuple[dict[str, Any] | None, str]:

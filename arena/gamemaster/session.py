@@ -53,14 +53,20 @@ class Outbox(Protocol):
 _EVENTS_TAG = b"\x32"
 
 
-def _answering_nothing(reply: pb.Reply) -> str:
+def _answering_nothing(reply: pb.Reply, pending: _Pending | None) -> str:
     """A fault's detail for a reply that answers no request, with what it said."""
     rid = reply.request_id
     if rid == 0:
-        what = "a reply to no request (request_id 0: a line while no decision waited?)"
+        what = (
+            "a reply to no request (request_id 0, that is unset: copy the decision's request_id"
+            " into the reply; from the stdio bridge, a line while no decision waited)"
+        )
     else:
         what = f"a second reply to request {rid}, which was already answered"
-    return f"{what}: {cut(reply.action or reply.error, 60)!r}"
+    what += f": {cut(reply.action or reply.error, 60)!r}"
+    if pending is not None:
+        what += f"; request {pending.request_id} is still waiting for its answer"
+    return what
 
 
 def _encoded_event(event: pb.GameEvent) -> bytes:
@@ -235,7 +241,7 @@ class GameSession:
                 # waited (a JVM's warning on stdout at start-up cost the first decision too).
                 self._unsolicited(st)
                 if not self.finished:
-                    problem = _answering_nothing(msg.reply)
+                    problem = _answering_nothing(msg.reply, pending)
                     self._fault_between_decisions(st, FaultKind.MALFORMED, problem, rid)
                 return
             problem = f"reply to unknown request id {rid} (never sent)"

@@ -130,6 +130,14 @@ def test_a_record_cut_short_is_refused() -> None:
         verify_text("\n".join(lines[: len(lines) // 2]), "cut.jsonl")
 
 
+def test_a_record_cut_at_a_hands_end_is_refused_as_cut_short() -> None:
+    lines = _finished_record()
+    cut = lines.index(_first(lines, "hand_end")) + 1
+    assert lines[cut]["event"] == "deal", "the game goes on to hand 2"
+    with pytest.raises(RecordError, match=r"ends before the game does \(hand 2\)"):
+        verify_text(_text(lines[:cut]), "cut.jsonl")
+
+
 def test_not_json_is_refused_with_its_line() -> None:
     lines = _record().splitlines()
     lines[3] = "{not json"

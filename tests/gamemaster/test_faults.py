@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -172,6 +173,9 @@ def test_reply_to_request_0_is_a_malformed_fault_that_answers_nothing(
     ] * FAST.fault_limit, "no action played for them: the seat's own answers were"
     details = [str(f["detail"]) for f in faults]
     assert all("request_id 0" in d and "'starting up v1'" in d for d in details), details
+    # What to fix, for a gRPC agent that left request_id unset, and that its decision waits.
+    assert all("copy the decision's request_id" in d for d in details), details
+    assert all(re.search(r"request \d+ is still waiting for its answer$", d) for d in details)
 
 
 def test_reply_with_an_old_request_id_is_a_malformed_fault_that_answers_nothing(

@@ -73,7 +73,6 @@ def test_a_line_too_long_is_cut_and_its_rest_skipped() -> None:
         ('{"request_id": 4, "error": "boom"}', 3, (4, "", "", "boom")),
         ('{"request_id": -1, "action": "pass"}', 3, (3, "pass", "", "")),
         ("bid 45", 3, (3, "bid 45", "", "")),  # bare action text
-        ("not json {", 3, (3, "not json {", "", "")),  # forwarded: a "malformed" fault there
         ('{"request_id": 7, "action": ["play", "KH"]}', 3, (7, '["play", "KH"]', "", "")),
         ("[1, 2]", 0, (0, "[1, 2]", "", "")),
         ('{"action": "pass", "note": "' + "n" * 30000 + '"}', 3, (3, "pass", "n" * 201, "")),
@@ -102,6 +101,13 @@ def test_a_bot_line_becomes_the_reply_it_stands_for(
             'a reply with neither "action" nor "error" (its keys: acton, request_id)',
         ),
         ("{}", "{}", 'a reply with neither "action" nor "error" (its keys: none)'),
+        (
+            "thinking about 3",  # a log line: it answers request 3 (a "malformed" fault there)
+            "thinking about 3",
+            "a line that is neither JSON nor an action ('thinking about 3') answered request 3:"
+            " stdout is for replies only, print logs to stderr",
+        ),
+        ("play 10H", "play 10H", ""),  # meant as an action: the game master says what is wrong
     ],
 )
 def test_a_reply_line_that_cannot_be_right_is_forwarded_whole_and_explained(
@@ -205,6 +211,7 @@ def test_a_bot_that_prints_garbage_gets_malformed_faults_and_the_game_goes_on(
     assert result.exit_codes == [0, 0, 0, 0], result.stderr(0)
     assert verify_text(outcome.record).faults == 2
     assert "fault 2/5 (malformed)" in result.stderr(0)  # the bridge logs what the bot was told
+    assert "stdout is for replies only, print logs to stderr" in result.stderr(0)
 
 
 def test_a_bot_that_answers_with_bare_action_text_plays_without_faults(
