@@ -8,7 +8,7 @@ from typing import Any
 
 import redis
 from redis.lock import Lock
-from rq import Queue, Retry
+from rq import Queue, Retry, Worker
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
@@ -40,6 +40,11 @@ def queue_name() -> str:
 
 def arena_queue(connection: redis.Redis, name: str | None = None) -> Queue:
     return Queue(name or queue_name(), connection=connection, serializer=JSONSerializer)
+
+
+def workers_on(connection: redis.Redis, name: str | None = None) -> int:
+    """How many workers listen on the arena's queue."""
+    return Worker.count(connection=connection, queue=arena_queue(connection, name))
 
 
 def fetch_job(connection: redis.Redis, job_id: str) -> Job | None:

@@ -87,6 +87,22 @@ def connect(url: str | None = None, *, check: bool = True) -> redis.Redis:
     return client
 
 
+def answering() -> redis.Redis | None:
+    """A client for the arena's Redis if it answers now, None if not; never starts the
+    embedded server (for a look at the queue: no worker runs where no Redis does)."""
+    try:
+        if redis_url():
+            return connect()
+        socket_path = embedded_socket()
+        if socket_path is None:
+            return None
+        client = _client(socket_path)
+        ping(client)
+        return client
+    except RedisUnavailable:
+        return None
+
+
 def _check_database(url: str) -> None:
     """Refuse a URL whose database is not a number: redis-py reads '/x' as no database (0, some
     other arena's queue) and '/1/2' as 12, where the user meant something else."""

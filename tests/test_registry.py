@@ -19,6 +19,7 @@ from arena.registry import (
     register_bot,
 )
 from arena.storage import Database, repo
+from arena.storage.database import shown_url
 
 BOTS = Path(__file__).parent / "data" / "bots"
 
@@ -244,10 +245,12 @@ def arena_env(
 
 
 def test_cli_adds_lists_shows_and_disables_bots(
-    arena_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    arena_env: pytest.MonkeyPatch, database_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert cli.main(["bots", "list"]) == 0
-    assert "no bots registered" in capsys.readouterr().out
+    # The database named: a mistyped ARENA_DATABASE_URL is a new, empty one.
+    empty = capsys.readouterr().out
+    assert "no bots registered in " in empty and shown_url(database_url) in empty, empty
 
     assert cli.main(["bots", "add", str(BOTS / "echo-list")]) == 0
     assert cli.main(["bots", "add", str(BOTS / "boxed")]) == 0

@@ -76,7 +76,8 @@ def _list(args: argparse.Namespace) -> int:
             print(json.dumps([_bot_json(bot, versions=False) for bot in bots], indent=2))
             return 0
         if not bots:
-            print("no bots registered; add one with `arena bots add DIR`")
+            # Named: a mistyped ARENA_DATABASE_URL is a new, empty database.
+            print(f"no bots registered in {db.shown_url}; add one with `arena bots add DIR`")
             return 0
         rows: list[tuple[str, ...]] = [
             ("NAME", "LATEST", "VERSIONS", "LANGUAGE", "AUTHOR", "STATE")

@@ -261,9 +261,11 @@ def status_line(
     progress: Progress,
     now: datetime | None = None,
     waiting: str | None = None,
+    no_worker: str | None = None,
 ) -> str:
     """One line: bar, counts, percentage, elapsed and ETA (at the pace so far, while sets are
-    being played), and why the queued sets wait if none is (`waiting`: repo.waiting_reason)."""
+    being played), and why the queued sets wait if none is (`waiting`: repo.waiting_reason;
+    `no_worker`: that no worker runs, see no_worker())."""
     now = now or datetime.now(UTC)
     settled = progress.done + progress.failed
     # Sets played, as `tournament list` counts them: failed ones are not (they say so apart).
@@ -290,8 +292,24 @@ def status_line(
     elif waiting:
         parts.append(f"waiting: {waiting}")
     elif progress.stalled:
-        parts.append("waiting for a free worker")
+        parts.append(no_worker or "waiting for a free worker")
     return "  ".join(parts)
+
+
+def no_worker() -> str | None:
+    """Why no set is played, if that is that no worker could take one: none listens on the
+    queue, or Redis is not there (None when a worker is listening: it is busy)."""
+    from runner import queue, redis_conn
+
+    connection = redis_conn.answering()
+    if connection is None:
+        return f"no worker can take a set: Redis ({redis_conn.describe()}) is not running"
+    try:
+        if queue.workers_on(connection):
+            return None
+    except redis_conn.REDIS_DOWN:
+        return f"no worker can take a set: Redis ({redis_conn.describe()}) stopped answering"
+    return f"no worker listens on queue {queue.queue_name()!r}: start one with `arena worker`"
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -313,7 +331,10 @@ def _status(args: argparse.Namespace) -> int:
             with db.session() as session:
                 t = repo.get_tournament(session, args.tournament_id)
                 progress = repo.tournament_progress(session, t.id)
-                line = status_line(t, progress, waiting=repo.waiting_reason(session, t.id))
+                waiting = repo.waiting_reason(session, t.id)
+            quiet = progress.stalled and not waiting and not progress.silent
+            idle = no_worker() if quiet else None
+            line = status_line(t, progress, waiting=waiting, no_worker=idle)
             if line != last:
                 print(
                     ("\r\x1b[2K" if tty and last else "") + line,

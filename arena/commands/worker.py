@@ -59,9 +59,8 @@ def _run(args: argparse.Namespace) -> int:
     if agent_logs is not None:
         logging.getLogger("arena.worker").info("keeping every seat's stderr in %s", agent_logs)
     redis_conn.connect()  # fail now, with the fix in the message, if Redis is not there
-    _check_admin_token(env("ARENA_GAME_MASTER"))
+    _check_game_master(env("ARENA_GAME_MASTER"), agents_dial)
     if agents_dial is not None:
-        _check_agents_socket(agents_dial)
         logging.getLogger("arena.worker").info(
             "process agents dial %s, with no network of their own where namespaces can be made",
             agents_dial,
@@ -74,9 +73,35 @@ def _run(args: argparse.Namespace) -> int:
     return Supervisor(args.count, queue, reconcile_every=every).run()
 
 
+def _check_game_master(address: str, agents_dial: str | None) -> None:
+    """A worker the game master would refuse does not start: with a wrong admin token it would
+    take set after set off the shared queue only to give each back, and agents that dial a
+    socket no game master serves would each wait out their connect time and forfeit. Both are
+    told only by a game master that is up: one that is not is waited for by every set."""
+    import grpc
+
+    from arena.errors import ArenaError
+    from arena.gamemaster.client import GameMasterClient
+
+    with GameMasterClient(address) as client:
+        try:
+            client.wait_ready(timeout=3.0)
+        except grpc.FutureTimeoutError:
+            logging.getLogger("arena.worker").warning(
+                "no game master at %s yet: game sets wait for it (start it with `arena "
+                "gamemaster`, or point ARENA_GAME_MASTER at yours)",
+                address,
+            )
+            return
+        refusal = client.admin_refusal()
+    if refusal is not None:
+        raise ArenaError(f"the game master at {address} refuses this worker: {refusal}")
+    if agents_dial is not None:
+        _check_agents_socket(agents_dial)
+
+
 def _check_agents_socket(address: str) -> None:
-    """Agents that dial a socket no game master serves would forfeit every game, each after
-    waiting out its connect time: the worker does not start. (Its game master is up by now.)"""
+    """Raise if nothing answers on the socket the agents would dial."""
     from arena.errors import ArenaError
     from arena.gamemaster.unix_socket import unanswered
 
@@ -88,15 +113,3 @@ def _check_agents_socket(address: str) -> None:
             f"({why.strerror or why}); give the game master the same ARENA_GAME_MASTER_SOCKET "
             "(or --socket), or unset it for the workers"
         )
-
-
-def _check_admin_token(address: str) -> None:
-    """A worker whose admin token the game master refuses would take set after set off the
-    queue only to give it back: it does not start. (A game master not up yet is waited for.)"""
-    from arena.errors import ArenaError
-    from arena.gamemaster.client import GameMasterClient
-
-    with GameMasterClient(address) as client:
-        refusal = client.admin_refusal()
-    if refusal is not None:
-        raise ArenaError(f"the game master at {address} refuses this worker: {refusal}")

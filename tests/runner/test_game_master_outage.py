@@ -200,6 +200,18 @@ def test_a_worker_whose_agents_would_dial_a_socket_no_game_master_serves_does_no
     ) in refused.stderr
 
 
+def test_a_worker_started_before_its_game_master_starts_and_says_sets_wait(
+    arena_env: dict[str, str], tmp_path: Path
+) -> None:
+    # The socket its agents dial is made by the game master: not there yet is no mistake.
+    address = f"127.0.0.1:{free_port()}"  # nobody there
+    sock = tmp_path / "gamemaster.sock"
+    env = {**arena_env, "ARENA_GAME_MASTER": address, "ARENA_GAME_MASTER_SOCKET": str(sock)}
+    started = arena(env, "worker", "--burst")  # an empty queue: it starts, then ends
+    assert started.returncode == 0, started.stderr
+    assert f"no game master at {address} yet: game sets wait for it" in started.stderr
+
+
 def test_a_set_refused_by_the_game_master_waits_without_spending_attempts(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:

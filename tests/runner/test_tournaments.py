@@ -13,7 +13,7 @@ from pathlib import Path
 from arena.gamemaster.server import start_in_thread
 from arena.storage import open_database, repo
 from arena.storage.models import BotVersion, Fault, Game, GameSet, RatingHistory
-from tests.runner.conftest import QUICK, RedisServer, Workers, arena, wait_for
+from tests.runner.conftest import QUICK, RedisServer, Workers, arena, free_port, wait_for
 
 ID = re.compile(r"tournament (t-\S+):")
 
@@ -189,6 +189,21 @@ def test_retry_queues_failed_sets_again_and_the_tournament_finishes(
     assert [s[1:] for s in _sets(arena_env, tid)] == [("done", 1, 2), ("done", 1, 2)]
     again = arena(arena_env, "tournament", "retry", tid)
     assert again.returncode == 0 and "has no failed sets" in again.stdout
+
+
+def test_the_status_of_a_tournament_no_worker_can_play_says_why(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    register("random", "greedy")
+    tid = _create(arena_env, "--sets", "1")  # queued, with no worker
+    status = arena(arena_env, "tournament", "status", tid)
+    queue = arena_env["ARENA_QUEUE"]
+    assert status.stdout.rstrip().endswith(
+        f"no worker listens on queue {queue!r}: start one with `arena worker`"
+    ), status.stdout
+    no_redis = {**arena_env, "ARENA_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    status = arena(no_redis, "tournament", "status", tid)
+    assert "no worker can take a set: Redis (redis://127.0.0.1:" in status.stdout, status.stdout
 
 
 def test_the_status_of_a_gauntlet_names_its_champion(
