@@ -66,9 +66,9 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         return int(args.func(args) or 0)
     except ArenaError as exc:
-        # A row not found (storage's NotFound, a LookupError): the database looked in is the
-        # first suspect (a command run from another directory makes a new, empty one).
-        where = f" in {hide_password(database_url())}" if isinstance(exc, LookupError) else ""
+        # A row not found: the database looked in is the first suspect (a command run from
+        # another directory makes a new, empty one).
+        where = f" in {hide_password(database_url())}" if _not_found(exc) else ""
         print(f"arena {args.command}: {exc}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -81,6 +81,13 @@ def _run(argv: Sequence[str] | None) -> int:
         # to be written, a file where a directory is): say which, not a traceback.
         print(f"arena {args.command}: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 2
+
+
+def _not_found(exc: ArenaError) -> bool:
+    """Whether storage found no such row (imported here: most commands never open it)."""
+    from arena.storage.errors import NotFound
+
+    return isinstance(exc, NotFound)
 
 
 def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:

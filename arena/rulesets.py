@@ -199,8 +199,9 @@ def get_ruleset(name: str) -> Ruleset:
     try:
         return RULESETS[name]
     except KeyError:
+        hint = f" (names are lower-case: {name.lower()})" if name.lower() in RULESETS else ""
         raise UnknownRuleset(
-            f"unknown ruleset {_cut(repr(name))}; choose one of {', '.join(RULESETS)}"
+            f"unknown ruleset {_cut(repr(name))}; choose one of {', '.join(RULESETS)}{hint}"
         ) from None
 
 

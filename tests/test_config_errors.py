@@ -438,6 +438,7 @@ def test_something_other_than_redis_at_the_redis_url_is_one_line(tmp_path: Path)
     ("ruleset", "expected"),
     [
         ("nosuch", "arena ratings: unknown ruleset 'nosuch'; choose one of standard, "),
+        ("Standard", "arena ratings: unknown ruleset 'Standard'; choose one of standard, "),
         ('standard{"min_bid":', "arena ratings: unknown ruleset 'standard{\"min_bid\":'; "),
         ('{"min_bid":', "arena ratings: ruleset '{\"min_bid\":' is not valid JSON: "),
         ('{"points":null}', "arena ratings: ruleset: points must be an"),
@@ -454,6 +455,9 @@ def test_ratings_refuses_a_ruleset_it_cannot_read_instead_of_saying_no_games(
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith(expected) and done.stderr.count("\n") == 1, done.stderr
     assert done.stdout == ""
+    assert "sqlite:" not in done.stderr  # no row was looked for: the database is no suspect
+    if ruleset == "Standard":
+        assert done.stderr.endswith("(names are lower-case: standard)\n"), done.stderr
 
 
 def test_ratings_of_a_ruleset_stored_as_written_by_an_older_arena_are_shown(
