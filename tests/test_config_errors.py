@@ -119,6 +119,8 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
         ({}, ["dashboard", "--threads", "100000"], "--threads: must be at most 256"),
         ({}, ["tournament", "list", "--limit", "0"], "--limit: must be at least 1, not 0"),
         ({}, ["tournament", "create", "--bots", ",,"], "--bots ',,' names no bot; leave it out"),
+        # it picked the first of all bots, by name, as the champion
+        ({}, ["tournament", "create", "--format", "gauntlet"], "a gauntlet needs --bots CHAMPION"),
         # accepted at start; every night's job then failed on it
         ({}, ["scheduler", "--sets", "100000000"], "--sets: must be at most 100000"),
         ({}, ["tournament", "list", "--limit", str(10**20)], "--limit: must be at most 10000"),

@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--format",
         choices=("round-robin", "gauntlet"),
         default="round-robin",
-        help="round robin over all pairs, or the first bot against each of the others",
+        help="round robin over all pairs, or the first of --bots (required) against the others",
     )
     create.add_argument(
         "--bots",
@@ -107,6 +107,11 @@ def _create(args: argparse.Namespace) -> int:
     bots = [b.strip() for b in args.bots.split(",") if b.strip()] or None
     if bots is None and args.bots.strip():  # ",," is no list of all bots
         raise ArenaError(f"--bots {args.bots!r} names no bot; leave it out for every active bot")
+    if bots is None and args.format == "gauntlet":  # the first of all bots is no one's choice
+        raise ArenaError(
+            "a gauntlet needs --bots CHAMPION,OPPONENT,...: the first bot named plays each of "
+            "the others"
+        )
     enqueue = None
     if not args.no_enqueue:
         # Reach Redis before storing anything, so a missing Redis is reported up front.
