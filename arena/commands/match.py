@@ -54,6 +54,7 @@ def _parse_sprt(text: str) -> tuple[float, float]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from arena.commands.tournament import warn_of_bots
     from arena.config import database_url, unshared_database_note
     from arena.ratings import Sprt
     from arena.storage import open_database, repo
@@ -83,6 +84,7 @@ def _run(args: argparse.Namespace) -> int:
             enqueue=enqueue,
             in_process=not args.queue,  # so running workers leave its sets alone
         )
+        warn_of_bots(db, [args.a, args.b])
         if args.queue and (note := unshared_database_note()):  # once it is stored
             print(note, file=sys.stderr)
         with db.session() as session:

@@ -132,7 +132,7 @@ def _create(args: argparse.Namespace) -> int:
             exclusive=args.exclusive,
             enqueue=enqueue,
         )
-        _warn_of_bots_that_cannot_start(db, bots)
+        warn_of_bots(db, bots)
     if not args.no_enqueue and (note := unshared_database_note()):  # once it is stored
         print(note, file=sys.stderr)
     queued = "stored" if args.no_enqueue else "queued"
@@ -145,9 +145,11 @@ def _create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warn_of_bots_that_cannot_start(db: Database, bots: Sequence[str] | None) -> None:
-    """A bot whose directory or program is gone here forfeits every game on workers that
-    lack it too: say so, without refusing (workers on other machines may have it)."""
+def warn_of_bots(db: Database, bots: Sequence[str] | None) -> None:
+    """Say which bots of a new tournament will not play as their owner may expect, without
+    refusing: one whose directory or program is gone here forfeits every game on workers that
+    lack it too (workers on other machines may have it), and a disabled one plays only
+    because it was named."""
     from runner.launch.process import cannot_start
     from runner.tournament import resolve_bots
 
@@ -159,6 +161,12 @@ def _warn_of_bots_that_cannot_start(db: Database, bots: Sequence[str] | None) ->
                     f"warning: {v.ref} cannot start on this machine: {problem}; on workers "
                     f"where it cannot either, it forfeits every game (register it again, or "
                     f"`arena bots disable {v.bot.name}`)",
+                    file=sys.stderr,
+                )
+            elif v.bot.disabled:
+                print(
+                    f"note: bot {v.bot.name!r} is disabled, and plays here because it is named "
+                    f"(`arena bots enable {v.bot.name}` to put it back in nightly runs)",
                     file=sys.stderr,
                 )
 

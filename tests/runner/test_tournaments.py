@@ -191,6 +191,20 @@ def test_retry_queues_failed_sets_again_and_the_tournament_finishes(
     assert again.returncode == 0 and "has no failed sets" in again.stdout
 
 
+def test_a_disabled_bot_named_for_a_tournament_plays_and_is_noted(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    register("random", "greedy")
+    assert arena(arena_env, "bots", "disable", "random").returncode == 0
+    unnamed = arena(arena_env, "tournament", "create", "--ruleset", QUICK, "--no-enqueue")
+    assert unnamed.returncode == 2 and "1 active bot(s) registered" in unnamed.stderr
+    named = arena(arena_env, "tournament", "create", "--ruleset", QUICK, "--no-enqueue",
+                  "--bots", "random,greedy")  # fmt: skip
+    assert named.returncode == 0, named.stderr
+    assert "note: bot 'random' is disabled, and plays here because it is named" in named.stderr
+    assert "greedy" not in named.stderr
+
+
 def test_the_status_of_a_tournament_no_worker_can_play_says_why(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
