@@ -241,11 +241,23 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _format(session: Session, t: Tournament) -> str:
-    """ "round-robin", or "gauntlet of name@version"."""
+    """ "round-robin", "gauntlet of name@version", or for a gauntlet of one opponent (what
+    `arena match` plays) "match name@version vs name@version"."""
     from arena.storage import repo
 
     champion = repo.champion(session, t)
-    return f"{t.format} of {champion}" if champion else t.format
+    if not champion:
+        return t.format
+    others = repo.opponents(session, t)
+    return f"match {champion} vs {others[0]}" if len(others) == 1 else f"gauntlet of {champion}"
+
+
+def _sets(t: Tournament) -> str:
+    """How many sets, and how many per pair; a match stopped early (SPRT) played fewer."""
+    text = f"{t.planned_sets} sets ({t.sets_per_pair} per pair"
+    if t.format == "gauntlet" and t.planned_sets < t.sets_per_pair:
+        text += ", the rest unplayed: stopped early"
+    return text + ")"
 
 
 def progress_bar(done: int, failed: int, total: int, width: int = BAR_WIDTH) -> str:
@@ -337,7 +349,7 @@ def _status(args: argparse.Namespace) -> int:
             t = repo.get_tournament(session, args.tournament_id)
             print(
                 f"tournament {t.id}: {_format(session, t)}, ruleset {t.ruleset}, seed {t.seed}, "
-                f"{t.planned_sets} sets ({t.sets_per_pair} per pair)"
+                f"{_sets(t)}"
             )
         last = ""
         while True:

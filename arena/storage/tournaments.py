@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from arena.storage.bots import get_version
 from arena.storage.errors import NotFound, StorageError
 from arena.storage.models import (
+    BotVersion,
     GameSet,
     SetState,
     Tournament,
@@ -217,6 +218,12 @@ def champion(session: Session, tournament: Tournament) -> str | None:
     query = select(GameSet).where(GameSet.tournament_id == tournament.id).order_by(GameSet.index)
     first = session.scalars(query.limit(1)).first()
     return first.bot_a.ref if first is not None else None
+
+
+def opponents(session: Session, tournament: Tournament) -> list[str]:
+    """A gauntlet's opponents of its champion ("name@version", sorted): bot B of its sets."""
+    query = select(GameSet.bot_b_id).where(GameSet.tournament_id == tournament.id).distinct()
+    return sorted(session.get_one(BotVersion, v).ref for v in session.scalars(query))
 
 
 def waiting_reason(session: Session, tournament_id: str) -> str | None:

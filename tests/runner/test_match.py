@@ -44,6 +44,9 @@ def test_a_match_stops_as_soon_as_the_sprt_decides(
         states = [s.state for s in repo.list_game_sets(session, t.id)]
         assert (t.state, t.planned_sets) == ("finished", played)
     assert states == ["done"] * played  # the sets it did not need left the plan, not failed
+    status = arena(arena_env, "tournament", "status", t.id).stdout
+    assert f"match greedy@1 vs random@1, ruleset {QUICK}" in status, status
+    assert f"{played} sets (20 per pair, the rest unplayed: stopped early)" in status, status
 
 
 def test_a_match_says_why_a_bot_forfeited(

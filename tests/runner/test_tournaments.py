@@ -223,12 +223,17 @@ def test_the_status_of_a_tournament_no_worker_can_play_says_why(
 def test_the_status_of_a_gauntlet_names_its_champion(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
-    register("greedy", "random")
-    tid = _create(arena_env, "--format", "gauntlet", "--bots", "random,greedy", "--no-enqueue")
+    register("greedy", "random", "slow")
+    tid = _create(arena_env, "--format", "gauntlet", "--bots", "random,greedy,slow", "--no-enqueue")
     status = arena(arena_env, "tournament", "status", tid)
     assert f"tournament {tid}: gauntlet of random@1, ruleset {QUICK}" in status.stdout
     listed = arena(arena_env, "tournament", "list").stdout
     assert f"{tid}  gauntlet of random@1  " in listed
+    # One opponent is what `arena match` plays: a match of the two.
+    match = _create(arena_env, "--format", "gauntlet", "--bots", "random,greedy", "--no-enqueue")
+    status = arena(arena_env, "tournament", "status", match)
+    assert f"tournament {match}: match random@1 vs greedy@1, ruleset {QUICK}" in status.stdout
+    assert "2 sets (2 per pair)" in status.stdout
 
 
 def test_a_worker_given_agent_logs_keeps_every_seats_stderr(
