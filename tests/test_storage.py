@@ -641,14 +641,20 @@ def test_a_tournament_exports_its_records_one_file_per_game(
     database: Database, tmp_path: Path
 ) -> None:
     tid = _tournament(database, sets=2)
-    with database.session() as s:
-        s_ids = [f"{tid}-set-0000{i}" for i in range(2)]
-        for set_id in s_ids:
-            assert repo.record_game_set_result(s, set_id, _games())
-    out = tmp_path / "export" / "records"
+    s_ids = [f"{tid}-set-0000{i}" for i in range(2)]
     url = database.url.render_as_string(hide_password=False)
     env = {**os.environ, "ARENA_DATABASE_URL": url, "ARENA_DATA_DIR": str(tmp_path)}
     argv = [sys.executable, "-m", "arena.cli", "tournament", "export"]
+    with database.session() as s:
+        assert repo.record_game_set_result(s, s_ids[0], _games())
+    early = [*argv, tid, str(tmp_path / "early")]
+    partial = subprocess.run(early, env=env, capture_output=True, text=True)
+    assert partial.returncode == 0, partial.stderr
+    assert "2 game records written" in partial.stdout
+    assert "1 of its 2 sets not played yet: export it again once" in partial.stdout
+    with database.session() as s:
+        assert repo.record_game_set_result(s, s_ids[1], _games())
+    out = tmp_path / "export" / "records"
     done = subprocess.run([*argv, tid, str(out)], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"tournament {tid}: 4 game records written to {out}"

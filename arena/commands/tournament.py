@@ -191,7 +191,8 @@ def _export(args: argparse.Namespace) -> int:
     from arena.storage import DamagedRecord, repo
 
     with _open() as db, db.session() as session:
-        repo.get_tournament(session, args.tournament_id)  # NotFound names it
+        t = repo.get_tournament(session, args.tournament_id)  # NotFound names it
+        progress = repo.tournament_progress(session, t.id)
         try:
             args.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # "File exists", of a file where the directory goes
@@ -207,6 +208,12 @@ def _export(args: argparse.Namespace) -> int:
             (args.directory / f"{game_id}.jsonl").write_bytes(record)
             written += 1
     print(f"tournament {args.tournament_id}: {written} game records written to {args.directory}")
+    if not progress.finished:  # the games of sets still to play come with a later export
+        unsettled = progress.total - progress.done - progress.failed
+        print(
+            f"note: the tournament is {t.state}, {unsettled} of its {progress.total} sets not "
+            "played yet: export it again once `arena tournament status` says it is finished"
+        )
     for why in damaged:
         print(f"arena tournament export: not written: {why}", file=sys.stderr)
     return 1 if damaged else 0
