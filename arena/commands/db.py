@@ -30,6 +30,7 @@ def _copy(args: argparse.Namespace) -> int:
     from arena.storage.copy import copy_database
     from arena.storage.database import shown_url
 
+    _refuse_while_workers_run()
     with open_database(database_url()) as source:
         print(f"copying {source.shown_url} into {shown_url(args.to)}", flush=True)
 
@@ -39,3 +40,23 @@ def _copy(args: argparse.Namespace) -> int:
         report = copy_database(source, args.to, on_table=copied)
     print(f"copied {report.total:,} rows into {report.target} in {report.seconds:.1f} s")
     return 0
+
+
+def _refuse_while_workers_run() -> None:
+    """What workers record once the copy has begun is not in it: they must be stopped first."""
+    from arena.errors import ArenaError
+    from runner import queue, redis_conn
+
+    connection = redis_conn.answering()
+    if connection is None:
+        return  # no Redis, no worker
+    try:
+        running = queue.workers_on(connection)
+    except redis_conn.REDIS_DOWN:
+        return
+    if running:
+        raise ArenaError(
+            f"{running} worker(s) take sets from queue {queue.queue_name()!r} on "
+            f"{redis_conn.describe()}: what they record once the copy has begun would not be "
+            "in it; stop them first (Ctrl-C, or SIGTERM to `arena worker`)"
+        )

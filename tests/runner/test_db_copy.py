@@ -16,7 +16,7 @@ from arena.registry import register_bot
 from arena.storage import SCHEMA_VERSION, Database, open_database, repo
 from arena.storage.copy import TABLES
 from arena.storage.models import Fault, RatingHistory
-from tests.runner.conftest import QUICK, SAMPLE_BOTS, arena, free_port
+from tests.runner.conftest import QUICK, SAMPLE_BOTS, Workers, arena, free_port, wait_for
 
 
 def _play(db: Database, env: dict[str, str], bots: list[str], sets: int = 1) -> str:
@@ -130,6 +130,28 @@ def test_an_empty_source_is_refused_naming_it(arena_env: dict[str, str], tmp_pat
     done = _copy(arena_env, source, f"sqlite:///{tmp_path / 'copy.db'}")
     assert done.returncode == 2
     assert f"arena db: {source} holds no arena data: is it the database you meant" in done.stderr
+
+
+def test_a_copy_while_workers_run_is_refused(
+    arena_env: dict[str, str], workers: Workers, tmp_path: Path
+) -> None:
+    # What they recorded once the copy had begun was not in it: lost, once the arena moved.
+    target = f"sqlite:///{tmp_path / 'copy.db'}"
+    workers.start(count=1)
+    said: list[str] = []
+
+    def refused() -> bool:  # the check comes first; until the worker is up, the empty source
+        done = _copy(arena_env, arena_env["ARENA_DATABASE_URL"], target)
+        said[:] = [done.stderr]
+        return done.returncode == 2 and "worker(s) take sets" in done.stderr
+
+    wait_for(refused, 60, "the worker to be seen")
+    queue = arena_env["ARENA_QUEUE"]
+    assert said[0].startswith(f"arena db: 1 worker(s) take sets from queue {queue!r} on "), said
+    assert "stop them first" in said[0]
+    workers.stop()
+    done = _copy(arena_env, arena_env["ARENA_DATABASE_URL"], target)
+    assert "holds no arena data" in done.stderr, done.stderr  # no longer refused for workers
 
 
 def test_a_row_postgresql_refuses_midway_leaves_it_without_a_row(
