@@ -147,7 +147,12 @@ def parse_manifest(data: dict[str, Any], bot_dir: Path, *, source: str = MANIFES
 def _string(data: dict[str, Any], key: str, source: str) -> str:
     value = data[key]
     if not isinstance(value, str):
-        raise ManifestError(f"{source}: {key!r} must be a string, not {type(value).__name__}")
+        # TOML reads version = 1.10 as the number 1.1; the fix is the quotes, so say it
+        # (without echoing the number, which may no longer be what was written).
+        quoted = f'; write it in quotes: {key} = "..."' if _is_number(value) else ""
+        raise ManifestError(
+            f"{source}: {key!r} must be a string, not {type(value).__name__}{quoted}"
+        )
     value = value.strip()
     # Line breaks and tabs only in the description; any other control character (escape
     # sequences, carriage returns) would rewrite the terminal or log that shows the text.
@@ -162,6 +167,10 @@ def _string(data: dict[str, Any], key: str, source: str) -> str:
             f"{source}: {key!r} is {len(value)} characters long; at most {longest} are allowed"
         )
     return value
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _refuse_controls(text: str, what: str, source: str, allowed: str = "") -> None:
