@@ -64,17 +64,41 @@ class SchedulerLockLost(ArenaError):
 def check_cron(expression: str, name: str = "ARENA_NIGHTLY_CRON") -> str:
     """The expression if it has five fields and fires at all ('0 0 31 4 *' never does);
     `name` is where it came from, for the message."""
+    fields = expression.split()
     problem = "is not a cron expression"
-    if len(expression.split()) == 5 and croniter.is_valid(expression):
+    if len(fields) == 5 and croniter.is_valid(expression):
         try:
             croniter(expression, datetime.now(UTC)).get_next(datetime)
             return expression
         except (CroniterError, ValueError):
             problem = "never fires"
+    elif len(fields) != 5:
+        problem = f"has {len(fields)} field{'s' * (len(fields) != 1)}, not 5"
+    elif bad := _bad_field(fields):
+        problem = bad
     raise ConfigError(
         f"{name}={expression!r} {problem} "
         "(five fields: minute hour day month weekday, e.g. '0 2 * * *')"
     )
+
+
+_CRON_FIELDS = (
+    ("minute", "0-59"),
+    ("hour", "0-23"),
+    ("day", "1-31"),
+    ("month", "1-12 or jan-dec"),
+    ("weekday", "0-6 or sun-sat"),
+)
+
+
+def _bad_field(fields: list[str]) -> str | None:
+    """Which field of five makes the expression invalid, tried alone among '*'s (croniter's
+    own message names none)."""
+    for at, (what, values) in enumerate(_CRON_FIELDS):
+        alone = " ".join(field if i == at else "*" for i, field in enumerate(fields))
+        if not croniter.is_valid(alone):
+            return f"has {fields[at]!r} as its {what}, which takes {values}"
+    return None
 
 
 class UtcCronJob(CronJob):

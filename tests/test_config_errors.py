@@ -78,8 +78,9 @@ TOO_LONG = "is 201 characters long; the database holds 200. Only the parameters 
             "arena gamemaster: the socket path 'gm.sock' must be absolute",
         ),
         ({"ARENA_NIGHTLY_CRON": "0 0 31 4 *"}, ["scheduler"], "'0 0 31 4 *' never fires"),
-        ({"ARENA_NIGHTLY_CRON": "* * * * * *"}, ["scheduler"], "is not a cron expression"),
-        ({}, ["scheduler", "--cron", "0 25 * * *"], "--cron='0 25 * * *' is not a cron"),
+        ({"ARENA_NIGHTLY_CRON": "* * * * * *"}, ["scheduler"], "has 6 fields, not 5"),
+        ({}, ["scheduler", "--cron", "0 25 * * *"], "'0 25 * * *' has '25' as its hour, which"),
+        ({}, ["scheduler", "--cron", "0 2 * * fri-x"], "has 'fri-x' as its weekday, which takes"),
         ({"ARENA_GAME_MASTER": "nohostport"}, ["worker"], "ARENA_GAME_MASTER='nohostport'"),
         (
             {"ARENA_GAME_MASTER_SOCKET": "gm.sock"},
