@@ -1,9 +1,10 @@
-"""The docs stay true: their commands parse, every ARENA_ variable is documented, the example
-bots shown are the files in docs/examples, and each example bot plays a game `arena verify`
-accepts."""
+"""The docs stay true: every command-line argument has --help text, the docs' commands parse,
+every ARENA_ variable is documented, the example bots shown are the files in docs/examples, and
+each example bot plays a game `arena verify` accepts."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shlex
@@ -167,6 +168,22 @@ def test_example_manifest_is_valid(directory: str) -> None:
     assert manifest.command is not None
     shown = (DOCS / "writing-a-bot.md").read_text(encoding="utf-8")
     assert f'name = "{manifest.name}"' in shown
+
+
+def _undocumented(parser: argparse.ArgumentParser, command: str) -> list[str]:
+    """'arena CMD ARG' of every argument under `parser` whose --help says nothing of it."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _undocumented(sub, f"{command} {name}")
+        elif action.help is None:
+            found.append(f"{command} {'/'.join(action.option_strings) or action.metavar}")
+    return found
+
+
+def test_every_command_line_argument_has_help() -> None:
+    assert _undocumented(build_parser(), "arena") == []
 
 
 def _play_options() -> set[str]:

@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sub = bots.add_subparsers(dest="bots_command", metavar="ACTION", required=True)
 
     add = sub.add_parser("add", help="register the bot in DIR (its bot.toml) as a new version")
-    add.add_argument("directory", metavar="DIR")
+    add.add_argument("directory", metavar="DIR", help="the bot's directory, holding its bot.toml")
     add.set_defaults(func=_add)
 
     lst = sub.add_parser("list", help="list bots with their latest version")
@@ -24,17 +24,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lst.set_defaults(func=_list)
 
     show = sub.add_parser("show", help="show a bot and all its versions")
-    show.add_argument("name", metavar="NAME", type=_bot_name)
+    show.add_argument("name", metavar="NAME", type=_bot_name, help=_NAME_HELP)
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
     show.set_defaults(func=_show)
 
     disable = sub.add_parser("disable", help="stop scheduling a bot (its games stay)")
-    disable.add_argument("name", metavar="NAME", type=_bot_name)
+    disable.add_argument("name", metavar="NAME", type=_bot_name, help=_NAME_HELP)
     disable.set_defaults(func=_disable, disabled=True)
 
     enable = sub.add_parser("enable", help="schedule a disabled bot again")
-    enable.add_argument("name", metavar="NAME", type=_bot_name)
+    enable.add_argument("name", metavar="NAME", type=_bot_name, help=_NAME_HELP)
     enable.set_defaults(func=_disable, disabled=False)
+
+
+_NAME_HELP = "the bot's name, as bots list shows it (every version of it)"
 
 
 def _bot_name(text: str) -> str:

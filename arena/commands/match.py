@@ -26,15 +26,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     match.add_argument("a", metavar="A", help="bot name or name@version (the tested one)")
     match.add_argument("b", metavar="B", help="bot name or name@version (the baseline)")
     match.add_argument(
-        "--sets", type=whole_number(1, MAX_SETS), default=100, help="at most this many sets"
+        "--sets",
+        type=whole_number(1, MAX_SETS),
+        default=100,
+        help="at most this many sets (default 100)",
     )
     match.add_argument(
-        "--sprt", default="0,20", help="elo0,elo1: H0 'A is at most elo0 stronger', H1 'elo1'"
+        "--sprt",
+        default="0,20",
+        help="elo0,elo1: H0 'A is at most elo0 stronger', H1 'A is elo1 stronger' (default 0,20)",
     )
-    match.add_argument("--alpha", type=float, default=0.05)
-    match.add_argument("--beta", type=float, default=0.05)
-    match.add_argument("--ruleset", default="standard")
-    match.add_argument("--seed", type=int, default=None)
+    match.add_argument(
+        "--alpha", type=float, default=0.05, help="chance of accepting H1 when H0 holds (0.05)"
+    )
+    match.add_argument(
+        "--beta", type=float, default=0.05, help="chance of accepting H0 when H1 holds (0.05)"
+    )
+    match.add_argument(
+        "--ruleset",
+        default="standard",
+        help="a ruleset name or JSON object, as for tournament create (default standard)",
+    )
+    match.add_argument("--seed", type=int, default=None, help="seed of the deals (default: random)")
     match.add_argument(
         "--queue",
         action="store_true",

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 BAR_WIDTH = 30
 
 
+_ID_HELP = "the tournament's id, as tournament create printed it and tournament list shows it"
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     tournament = subparsers.add_parser("tournament", help="create and follow tournaments")
     sub = tournament.add_subparsers(dest="tournament_command", metavar="ACTION", required=True)
@@ -68,11 +71,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     create.set_defaults(func=_create)
 
     lst = sub.add_parser("list", help="list tournaments, newest first")
-    lst.add_argument("--limit", type=whole_number(1, 10_000), default=20)
+    lst.add_argument(
+        "--limit", type=whole_number(1, 10_000), default=20, help="list at most this many (20)"
+    )
     lst.set_defaults(func=_list)
 
     status = sub.add_parser("status", help="show a tournament's progress")
-    status.add_argument("tournament_id", metavar="ID")
+    status.add_argument("tournament_id", metavar="ID", help=_ID_HELP)
     status.add_argument("--follow", action="store_true", help="refresh until it is done")
     status.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
     status.set_defaults(func=_status)
@@ -80,13 +85,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     retry = sub.add_parser(
         "retry", help="queue a tournament's failed sets again, each with a fresh count of attempts"
     )
-    retry.add_argument("tournament_id", metavar="ID")
+    retry.add_argument("tournament_id", metavar="ID", help=_ID_HELP)
     retry.set_defaults(func=_retry)
 
     export = sub.add_parser(
         "export", help="write the record of each of a tournament's games to DIR/GAME_ID.jsonl"
     )
-    export.add_argument("tournament_id", metavar="ID")
+    export.add_argument("tournament_id", metavar="ID", help=_ID_HELP)
     export.add_argument("directory", metavar="DIR", type=Path, help="created if it is missing")
     export.set_defaults(func=_export)
 
