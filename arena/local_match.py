@@ -14,7 +14,6 @@ import os
 import re
 import secrets
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from arena.gamemaster.client import GameMasterClient, GameOutcome
 from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.gamemaster.policy import GameLimits
 from arena.gamemaster.server import RunningGameMaster, start_in_thread
-from arena.interpreter import arena_python
+from arena.interpreter import arena_command
 from arena.rulesets import Ruleset
 from arena.wire import pb
 
@@ -72,11 +71,7 @@ def command_seat(command: str, name: str | None = None) -> SeatSpec:
     if not argv:
         raise ArenaError("empty seat command")
     name = name or short_name(argv)
-    if python := arena_python(argv[0]):
-        argv[0] = python
-    elif argv[0] == "arena" and shutil.which("arena") is None:
-        argv[:1] = [sys.executable, "-m", "arena.cli"]
-    return SeatSpec(name, tuple(argv))
+    return SeatSpec(name, tuple(arena_command(argv)))
 
 
 def short_name(argv: Sequence[str]) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
-from arena.interpreter import arena_python
+from arena.interpreter import arena_command
 
 if TYPE_CHECKING:  # sqlalchemy is only needed by callers that register
     from sqlalchemy.orm import Session
@@ -209,13 +209,47 @@ def _command(value: object, bot_dir: Path, source: str) -> tuple[str, ...]:
     if not words or not words[0]:
         raise ManifestError(f"{source}: 'command' is empty; name the program to run")
     _check_executable(words[0], bot_dir, source)
+    _check_script(words, bot_dir, source)
+    if bridged := _bridged(words):
+        _check_executable(bridged[0], bot_dir, source)
+        _check_script(bridged, bot_dir, source)
+    elif "stdio-agent" in words:
+        raise ManifestError(
+            f"{source}: the stdio bridge runs no command; name your bot's after '--', as in "
+            "command = ['arena', 'stdio-agent', '--', 'python3', 'bot.py']"
+        )
     return tuple(words)
+
+
+# A program's first argument that names a file: a path, or a name with an extension (bot.py).
+_FILE_ARGUMENT = re.compile(r".*/.*|.*\.[A-Za-z]+")
+
+
+def _check_script(words: list[str], bot_dir: Path, source: str) -> None:
+    """The file an interpreter is told to run (python3 bot.py, node agent.js) is there: else
+    every game would be lost to "can't open file" in place of this one message."""
+    script = words[1] if len(words) > 1 else ""
+    names_file = _FILE_ARGUMENT.fullmatch(script) and not script.startswith("-")
+    if names_file and not (bot_dir / script).exists():
+        raise ManifestError(
+            f"{source}: command {words[0]!r} is to run {script!r}, which is not in {bot_dir}; "
+            "fix the path (it is relative to the bot's directory)"
+        )
+
+
+def _bridged(words: list[str]) -> list[str]:
+    """The command the stdio bridge in `words` runs (the words after its '--'), if any."""
+    command = arena_command(words)
+    runs_arena = command[1:3] == ["-m", "arena.cli"] or command[1:3] == ["-m", "arena"]
+    if not (runs_arena and "stdio-agent" in command and "--" in command):
+        return []
+    return command[command.index("--") + 1 :]
 
 
 def _check_executable(exe: str, bot_dir: Path, source: str) -> None:
     # As the launcher runs it: a bare name is a program on PATH; a path is relative to the
     # bot directory (where the command runs).
-    if arena_python(exe):
+    if arena_command([exe]) != [exe]:  # the arena's own Python or command
         return
     local = bot_dir / exe
     if "/" not in exe:

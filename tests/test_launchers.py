@@ -137,6 +137,15 @@ def test_bare_command_name_is_resolved_on_the_workers_path_before_the_env_is_cle
     assert agent.stderr_text().strip() == f"{bot}|{tools}:/usr/bin:/bin"
 
 
+def test_arena_in_a_command_is_this_arena_though_the_worker_has_no_arena_on_path(
+    launched: Launched, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # a worker started as .venv/bin/arena worker
+    agent = launch(launched, spec_for("arena", "verify", "missing.jsonl", directory=tmp_path))
+    assert agent.wait(timeout=30) == 1
+    assert agent.stderr_text().strip() == "missing.jsonl: cannot read: No such file or directory"
+
+
 def test_relative_command_is_resolved_in_the_bot_directory(
     launched: Launched, tmp_path: Path
 ) -> None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from arena import cli
 from arena.errors import ArenaError
+from arena.interpreter import arena_command
 from arena.registry import (
     ALLOWED_KEYS,
     ManifestError,
@@ -73,6 +75,23 @@ def test_a_string_command_is_split_like_a_shell_would() -> None:
     assert manifest.command == ("./run.sh", "--quiet", "two words")
 
 
+def test_arena_and_python_in_a_command_are_the_arenas_own_wherever_path_leads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")  # a worker started as .venv/bin/arena worker
+    command = '["arena", "stdio-agent", "--", "python3", "bot.py", "--level", "2.5"]'
+    directory = _bot_dir(tmp_path, GOOD.replace('["sh", "bot.sh"]', command), files={"bot.py": ""})
+    assert load_manifest(directory).command[:3] == ("arena", "stdio-agent", "--")
+    assert arena_command(["arena", "stdio-agent"]) == [
+        sys.executable,
+        "-m",
+        "arena.cli",
+        "stdio-agent",
+    ]
+    assert arena_command(["python3", "-m", "x"]) == [sys.executable, "-m", "x"]
+    assert arena_command(["node", "a.js"]) == ["node", "a.js"]
+
+
 def test_an_image_bot_needs_no_command() -> None:
     manifest = load_manifest(BOTS / "boxed")
     assert (manifest.name, manifest.image, manifest.command) == (
@@ -111,6 +130,22 @@ def test_an_image_bot_needs_no_command() -> None:
         (
             GOOD.replace('["sh", "bot.sh"]', '["./bot.sh"]'),
             "command './bot.sh' is not executable; run `chmod +x",
+        ),
+        (  # every game would end in "can't open file"
+            GOOD.replace('["sh", "bot.sh"]', '["sh", "bots.sh"]'),
+            "command 'sh' is to run 'bots.sh', which is not in",
+        ),
+        (
+            GOOD.replace('["sh", "bot.sh"]', '["arena", "stdio-agent", "--", "nosuch-xyz"]'),
+            "command 'nosuch-xyz' not found on PATH",
+        ),
+        (
+            GOOD.replace('["sh", "bot.sh"]', '"python -m arena.cli stdio-agent -- sh lost.sh"'),
+            "command 'sh' is to run 'lost.sh', which is not in",
+        ),
+        (
+            GOOD.replace('["sh", "bot.sh"]', '["arena", "stdio-agent"]'),
+            "the stdio bridge runs no command; name your bot's after '--'",
         ),
         (GOOD.replace('["sh", "bot.sh"]', "[]"), "'command' is empty"),
         (GOOD.replace('["sh", "bot.sh"]', '["sh", "bot\\u0000.sh"]'), "contains a NUL"),

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from arena.interpreter import arena_python
+from arena.interpreter import arena_command
 from runner.launch import rlimits, rundirs
 from runner.launch.capture import StderrCapture
 from runner.launch.exits import describe_exit
@@ -54,14 +54,12 @@ def resolve_executable(program: str, directory: Path, search_path: str | None = 
     """Absolute path of `program`: relative to the bot directory if it has a slash, else on PATH.
 
     This happens before the environment is cleaned, so a bot may be run by a bare interpreter
-    name the worker can find (`node`) even though the agent's PATH is restricted; `python` and
-    `python3` mean the arena's own Python (arena.interpreter).
+    name the worker can find (`node`) even though the agent's PATH is restricted. Give it the
+    program of arena_command(), where `python` is the arena's own Python.
     The path is made absolute without resolving symlinks, so a virtualenv's python stays itself.
     """
     if not program:
         raise LaunchError("agent command is empty")
-    if python := arena_python(program):
-        return python
     if "/" in program:
         candidate = os.path.abspath(directory / program)
         if not os.path.isfile(candidate):
@@ -84,7 +82,7 @@ def cannot_start(command: Sequence[str] | None, directory: str) -> str | None:
     if not Path(directory).is_dir():
         return f"its directory {directory} does not exist"
     try:
-        resolve_executable(command[0], Path(directory))
+        resolve_executable(arena_command(command)[0], Path(directory))
     except LaunchError as exc:
         return str(exc)
     return None
@@ -357,12 +355,13 @@ class ProcessLauncher:
         directory = Path(spec.directory).resolve()
         if not directory.is_dir():
             raise LaunchError(f"bot directory {str(spec.directory)!r} does not exist")
-        executable = resolve_executable(spec.command[0], directory)
+        command = arena_command(spec.command)
+        executable = resolve_executable(command[0], directory)
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
         run_dir = rundirs.take()
         home, tmp = run_dir / "home", run_dir / "tmp"
-        argv = [executable, *spec.command[1:]]
+        argv = [executable, *command[1:]]
         env = agent_environment(executable, home, tmp, spec)
         server = self.forkserver() if callable(self.forkserver) else self.forkserver
         if server is not None:
