@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,11 +11,13 @@ import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import Connection, inspect, text
 from sqlalchemy.exc import IntegrityError
 
+from arena import cli
 from arena.storage import (
     SCHEMA_VERSION,
     AuthorMismatch,
@@ -560,6 +563,32 @@ def test_games_of_a_version_come_newest_first(database: Database) -> None:
         assert repo.list_games_for_version(s, "gamma@1") == []
         assert [f.kind for f in repo.list_faults_for_version(s, "beta@1")] == ["timeout"] * 2
         assert repo.list_faults_for_version(s, "alpha@1") == []
+
+
+def test_a_versions_faults_are_counted_by_kind_and_bots_show_gives_them(
+    database: Database, database_url: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    tid = _tournament(database, sets=2)
+    crash = FaultInfo(seat=2, kind="crash", hand=2, detail="exited with code 1", stderr="boom")
+    with database.session() as s:
+        repo.record_game_set_result(s, f"{tid}-set-00000", _games())
+        games = _games()
+        games[1] = GameResult(**{**games[1].__dict__, "faults": (crash,)})
+        repo.record_game_set_result(s, f"{tid}-set-00001", games)
+    with database.session() as s:
+        assert repo.fault_kinds(s, "beta@1") == [("timeout", 2), ("crash", 1)]
+        assert repo.fault_kinds(s, "alpha@1") == []
+
+    monkeypatch.setenv("ARENA_DATABASE_URL", database_url)
+    assert cli.main(["bots", "show", "beta"]) == 0
+    out = capsys.readouterr().out
+    assert "    faults:    timeout 2, crash 1\n" in out, out
+    assert f"latest:    crash in game {tid}-set-00001-g1, seat 2, hand 2: exited with code" in out
+    assert cli.main(["bots", "show", "alpha"]) == 0
+    assert "faults:" not in capsys.readouterr().out
+    assert cli.main(["bots", "show", "beta", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["versions"][0]["faults"] == {"timeout": 2, "crash": 1}
 
 
 @pytest.mark.parametrize(

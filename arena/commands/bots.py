@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from arena.storage import Bot, BotVersion, Database
+    from arena.storage import Bot, BotVersion, Database, Fault
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -106,8 +106,12 @@ def _show(args: argparse.Namespace) -> int:
 
     with _open() as db, db.session() as session:
         bot = repo.get_bot(session, args.name)
+        faults = {v.id: repo.fault_kinds(session, v.id) for v in bot.versions}
         if args.json:
-            print(json.dumps(_bot_json(bot, versions=True), indent=2))
+            shown = _bot_json(bot, versions=True)
+            for version in shown["versions"]:
+                version["faults"] = dict(faults[version["id"]])
+            print(json.dumps(shown, indent=2))
             return 0
         print(f"{bot.name} by {bot.author}{' (disabled)' if bot.disabled else ''}")
         print(f"registered {bot.created:%Y-%m-%d %H:%M} UTC, {len(bot.versions)} version(s)")
@@ -120,7 +124,17 @@ def _show(args: argparse.Namespace) -> int:
             description = version.manifest.get("description")
             if description:
                 print(f"    about:     {description}")
+            if faults[version.id]:
+                latest = repo.list_faults_for_version(session, version.id, limit=1)[0]
+                print(f"    faults:    {', '.join(f'{k} {n}' for k, n in faults[version.id])}")
+                print(f"    latest:    {_fault_line(latest)}")
     return 0
+
+
+def _fault_line(fault: Fault) -> str:
+    hand = f", hand {fault.hand}" if fault.hand else ""
+    detail = f": {fault.detail}" if fault.detail else ""
+    return f"{fault.kind} in game {fault.game_id}, seat {fault.seat}{hand}{detail}"
 
 
 def _disable(args: argparse.Namespace) -> int:

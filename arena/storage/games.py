@@ -244,6 +244,17 @@ def fault_counts(session: Session, tournament_id: str) -> dict[int, int]:
     return {version_id: int(count) for version_id, count in session.execute(query)}
 
 
+def fault_kinds(session: Session, bot_version: VersionKey) -> list[tuple[str, int]]:
+    """(kind, count) of a version's faults, the most frequent first."""
+    query = (
+        select(Fault.kind, func.count())
+        .where(Fault.bot_version_id == resolve_version_id(session, bot_version))
+        .group_by(Fault.kind)
+        .order_by(func.count().desc(), Fault.kind)
+    )
+    return [(kind, int(count)) for kind, count in session.execute(query)]
+
+
 def list_faults_for_version(
     session: Session, bot_version: VersionKey, *, limit: int = 100
 ) -> list[Fault]:

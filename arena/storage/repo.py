@@ -20,6 +20,7 @@ from arena.storage.bots import (
 )
 from arena.storage.games import (
     fault_counts,
+    fault_kinds,
     get_game,
     get_game_record,
     has_result,
@@ -96,6 +97,7 @@ __all__ = [
     "create_tournament",
     "disable_bot",
     "fault_counts",
+    "fault_kinds",
     "find_bot",
     "game_id",
     "game_set_id",

@@ -9,7 +9,7 @@ from sqlalchemy import case, func, or_, select
 from sqlalchemy.orm import Session
 
 from arena.ratings.pairs import likelihood_of_superiority
-from arena.storage import BotVersion, Fault, Game, NotFound, Rating, RatingHistory, repo
+from arena.storage import BotVersion, Game, NotFound, Rating, RatingHistory, repo
 from dashboard.queries.common import check_ruleset, iso, version_labels
 from dashboard.queries.games import game_rows
 
@@ -240,15 +240,9 @@ def head_to_head(
 
 
 def _faults(session: Session, version_id: int) -> dict[str, Any]:
-    counts = session.execute(
-        select(Fault.kind, func.count())
-        .where(Fault.bot_version_id == version_id)
-        .group_by(Fault.kind)
-        .order_by(func.count().desc())
-    ).all()
     latest = repo.list_faults_for_version(session, version_id, limit=LATEST_FAULTS)
     return {
-        "by_kind": [{"kind": kind, "count": int(n)} for kind, n in counts],
+        "by_kind": [{"kind": k, "count": n} for k, n in repo.fault_kinds(session, version_id)],
         "latest": [
             {
                 "game_id": f.game_id,
