@@ -176,7 +176,17 @@ def _spawn(
                 start_new_session=True,  # its own group: killed with its children at the end
             )
         except OSError as exc:
-            raise ArenaError(f"cannot start {shlex.join(argv)!r}: {exc}") from None
+            raise ArenaError(
+                f"cannot start {shlex.join(argv)!r}: {_why_not(argv[0], exc)}"
+            ) from None
+
+
+def _why_not(program: str, exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return f"there is no file {program!r}" if "/" in program else f"no {program!r} on PATH"
+    if isinstance(exc, PermissionError):
+        return f"{program!r} is not executable: chmod +x it, or start it with its interpreter"
+    return str(exc)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

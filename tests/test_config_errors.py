@@ -271,6 +271,16 @@ def test_a_game_master_on_an_address_of_another_machine_is_told_so(tmp_path: Pat
     assert "not an address of this machine" in line and "another game master" not in line, line
 
 
+def test_a_game_master_on_a_host_name_not_known_is_told_so(tmp_path: Path) -> None:
+    # "nosuchhost.invalid": a name that never resolves (RFC 2606); gRPC logged a C-core line
+    # and advised GRPC_VERBOSITY
+    done = _arena(tmp_path, "gamemaster", "--listen", "nosuchhost.invalid:0")
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert "cannot listen on nosuchhost.invalid:0: the host name 'nosuchhost.invalid' is" in line
+    assert "give an address of this machine with --listen, e.g. 127.0.0.1:0" in line, line
+
+
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
 @pytest.mark.parametrize(
     "args", [["play", "--players", "random,random,random,random"], ["--help"]], ids=["play", "help"]

@@ -590,16 +590,23 @@ _BIND_ADVICE = {
 def _check_port_free(address: str) -> None:
     """An OSError if this TCP address cannot be listened on, found with a plain socket: gRPC's
     own refusal comes after a C-core log line on stderr and with advice to set GRPC_VERBOSITY,
-    where the system's reason ("Address already in use") and what to do about it say it all."""
+    where the system's reason ("Address already in use", "Name or service not known") and what
+    to do about it say it all."""
     host, _, port = address.rpartition(":")
-    if address.startswith("unix:") or not port.isdigit() or int(port) == 0:
+    if address.startswith("unix:") or not port.isdigit():
         return
     try:
         found = socket.getaddrinfo(
             host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )
-    except OSError:
-        return  # gRPC says what is wrong with the name
+    except socket.gaierror as exc:
+        raise OSError(
+            f"cannot listen on {address}: the host name {host!r} is not known "
+            f"({exc.strerror}); give an address of this machine with --listen, e.g. "
+            f"127.0.0.1:{port}"
+        ) from None
+    if int(port) == 0:
+        return  # any free port: nothing to probe
     for family, kind, proto, _, sockaddr in found:
         with socket.socket(family, kind, proto) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds
