@@ -88,9 +88,10 @@ def _check_game_master(address: str, agents_dial: str | None) -> None:
             client.wait_ready(timeout=3.0)
         except grpc.FutureTimeoutError:
             logging.getLogger("arena.worker").warning(
-                "no game master at %s yet: game sets wait for it (start it with `arena "
+                "no game master at %s yet%s: game sets wait for it (start it with `arena "
                 "gamemaster`, or point ARENA_GAME_MASTER at yours)",
                 address,
+                _unknown_host(address),
             )
             return
         refusal = client.admin_refusal()
@@ -98,6 +99,21 @@ def _check_game_master(address: str, agents_dial: str | None) -> None:
         raise ArenaError(f"the game master at {address} refuses this worker: {refusal}")
     if agents_dial is not None:
         _check_agents_socket(agents_dial)
+
+
+def _unknown_host(address: str) -> str:
+    """Why a host:port address cannot be dialled, if its name does not resolve (a typo, or a
+    compose service not started yet); else ""."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    if address.startswith("unix:") or not host:
+        return ""
+    try:
+        socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return f" (the host name {host!r} is not known: {exc.strerror})"
+    return ""
 
 
 def _check_agents_socket(address: str) -> None:

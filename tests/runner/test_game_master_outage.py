@@ -212,6 +212,17 @@ def test_a_worker_started_before_its_game_master_starts_and_says_sets_wait(
     assert f"no game master at {address} yet: game sets wait for it" in started.stderr
 
 
+def test_a_worker_told_a_host_name_that_does_not_resolve_says_so(arena_env: dict[str, str]) -> None:
+    # A typo, or a compose service not started yet: waited for, but named.
+    env = {**arena_env, "ARENA_GAME_MASTER": "gamemaster.invalid:50051"}
+    started = arena(env, "worker", "--burst")
+    assert started.returncode == 0, started.stderr
+    assert (
+        "no game master at gamemaster.invalid:50051 yet (the host name 'gamemaster.invalid' is "
+        "not known: "
+    ) in started.stderr, started.stderr
+
+
 def test_a_set_refused_by_the_game_master_waits_without_spending_attempts(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
