@@ -32,9 +32,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _serve(args: argparse.Namespace) -> int:
     import waitress
 
+    from arena.listening import check_listenable
     from dashboard import create_app
 
     host, port = listen_address(args.listen, "ARENA_DASHBOARD_LISTEN")
+    try:
+        check_listenable(f"{host}:{port}", "dashboard")
+    except OSError as exc:
+        raise ConfigError(str(exc)) from None
     app = create_app()
     try:
         server = waitress.create_server(

@@ -9,12 +9,10 @@ synchronous code.
 from __future__ import annotations
 
 import asyncio
-import errno
 import hmac
 import logging
 import re
 import signal
-import socket
 import threading
 import uuid
 from collections import deque
@@ -34,6 +32,7 @@ from arena.gamemaster.policy import DETAIL_MAX_CHARS, MAX_AGENT_MESSAGE_BYTES, G
 from arena.gamemaster.session import GameSession
 from arena.gamemaster.status import SHUTTING_DOWN, Refusal, Refused
 from arena.gamemaster.tokens import SeatTokens, TokenUsed
+from arena.listening import check_listenable
 from arena.rulesets import Ruleset, get_ruleset, ruleset_parameters
 from arena.wire import pb
 
@@ -569,7 +568,7 @@ async def create_server(
 
 def _listen(server: grpc.aio.Server, address: str) -> int:
     """Bind the server to address; the port (1 for a Unix socket) or an OSError saying why not."""
-    _check_port_free(address)
+    check_listenable(address, "game master")
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as exc:
@@ -577,44 +576,6 @@ def _listen(server: grpc.aio.Server, address: str) -> int:
     if not port:
         raise OSError(f"cannot listen on {address}")
     return int(port)
-
-
-# What to do about an address the system will not let a game master listen on, by its errno.
-_BIND_ADVICE = {
-    errno.EADDRINUSE: "another game master there? choose another port with --listen",
-    errno.EACCES: "ports below 1024 need root: choose another with --listen",
-    errno.EADDRNOTAVAIL: "not an address of this machine: choose one with --listen",
-}
-
-
-def _check_port_free(address: str) -> None:
-    """An OSError if this TCP address cannot be listened on, found with a plain socket: gRPC's
-    own refusal comes after a C-core log line on stderr and with advice to set GRPC_VERBOSITY,
-    where the system's reason ("Address already in use", "Name or service not known") and what
-    to do about it say it all."""
-    host, _, port = address.rpartition(":")
-    if address.startswith("unix:") or not port.isdigit():
-        return
-    try:
-        found = socket.getaddrinfo(
-            host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )
-    except socket.gaierror as exc:
-        raise OSError(
-            f"cannot listen on {address}: the host name {host!r} is not known "
-            f"({exc.strerror}); give an address of this machine with --listen, e.g. "
-            f"127.0.0.1:{port}"
-        ) from None
-    if int(port) == 0:
-        return  # any free port: nothing to probe
-    for family, kind, proto, _, sockaddr in found:
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds
-            try:
-                probe.bind(sockaddr)
-            except OSError as exc:
-                advice = _BIND_ADVICE.get(exc.errno or 0, "choose another with --listen")
-                raise OSError(f"cannot listen on {address}: {exc.strerror} ({advice})") from None
 
 
 def serve(address: str, **options: Any) -> int:
