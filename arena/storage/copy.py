@@ -74,6 +74,12 @@ def copy_database(
     except SchemaTooNew as exc:
         raise SchemaTooNew(f"cannot copy into {shown_url(target_url)}: its {exc}") from None
     report = CopyReport(target.shown_url)
+    if target.shown_url == source.shown_url:
+        target.dispose()
+        raise CopyFailed(
+            f"--to {target.shown_url} is the database being copied (ARENA_DATABASE_URL, or the "
+            "data directory's SQLite file): give another one, empty"
+        )
     try:
         with _snapshot(source) as reading, target.engine.connect() as writing:
             if not _tables_with_rows(reading):  # "copied 0 rows" read as a success

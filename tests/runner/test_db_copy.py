@@ -123,6 +123,16 @@ def test_a_target_holding_arena_rows_is_refused_and_left_as_it_was(
     assert _rows(target) == copied
 
 
+def test_a_copy_into_the_database_copied_is_refused_saying_so(
+    played: str, arena_env: dict[str, str]
+) -> None:
+    before = _rows(played)
+    refused = _copy(arena_env, played, played)
+    assert refused.returncode == 2
+    assert f"arena db: --to {played} is the database being copied" in refused.stderr
+    assert _rows(played) == before
+
+
 def test_an_empty_source_is_refused_naming_it(arena_env: dict[str, str], tmp_path: Path) -> None:
     # Run from another directory, the command copied the empty database it made there:
     # "copied 0 rows", exit 0.
