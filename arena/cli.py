@@ -68,7 +68,7 @@ def _run(argv: Sequence[str] | None) -> int:
     except ArenaError as exc:
         # A row not found: the database looked in is the first suspect (a command run from
         # another directory makes a new, empty one).
-        where = f" in {hide_password(database_url())}" if _not_found(exc) else ""
+        where = f" in {hide_password(database_url())}" if _looked_in_vain(exc) else ""
         print(f"arena {args.command}: {exc}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -83,11 +83,12 @@ def _run(argv: Sequence[str] | None) -> int:
         return 2
 
 
-def _not_found(exc: ArenaError) -> bool:
-    """Whether storage found no such row (imported here: most commands never open it)."""
+def _looked_in_vain(exc: ArenaError) -> bool:
+    """Whether storage found no such row, nor one like it (imported here: most commands never
+    open it)."""
     from arena.storage.errors import NotFound
 
-    return isinstance(exc, NotFound)
+    return isinstance(exc, NotFound) and not exc.near
 
 
 def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:

@@ -264,6 +264,28 @@ def test_unknown_versions_are_not_found(database: Database, key: int | str) -> N
         repo.get_version(s, key)
 
 
+@pytest.mark.parametrize(
+    ("key", "message", "near"),
+    [
+        ("Alpha", "no bot named 'Alpha'; did you mean 'alpha'?", True),  # names are case-sensitive
+        ("alpah", "no bot named 'alpah'; did you mean 'alpha'?", True),
+        ("omega", "no bot named 'omega'", False),
+        ("alpha@9", "no bot version 'alpha@9': alpha has version(s) 1, 2", True),
+        ("ALPHA@1", "no bot version 'ALPHA@1': no bot named 'ALPHA'; did you mean 'alpha'?", True),
+        ("omega@1", "no bot version 'omega@1': no bot named 'omega'", False),
+    ],
+)
+def test_a_bot_not_found_names_the_one_likely_meant(
+    database: Database, key: str, message: str, near: bool
+) -> None:
+    _add(database, "alpha", "1")
+    _add(database, "alpha", "2")
+    _add(database, "beta", author="bob")
+    with database.session() as s, pytest.raises(NotFound) as raised:
+        repo.get_version(s, key) if "@" in key else repo.get_bot(s, key)
+    assert (str(raised.value), raised.value.near) == (message, near)
+
+
 # --- tournaments -----------------------------------------------------------------------
 
 

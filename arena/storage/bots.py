@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,8 +18,19 @@ from arena.storage.values import VersionKey, parse_ref
 def get_bot(session: Session, name: str) -> Bot:
     bot = session.scalar(select(Bot).where(Bot.name == name).options(selectinload(Bot.versions)))
     if bot is None:
-        raise NotFound(f"no bot named {name!r}")
+        raise _no_bot(session, name, f"no bot named {name!r}")
     return bot
+
+
+def _no_bot(session: Session, name: str, message: str) -> NotFound:
+    """NotFound, naming the registered bot `name` is likely a slip for: the same name in another
+    case (names are case-sensitive), else the closest spelling."""
+    names = list(session.scalars(select(Bot.name)))
+    same = [n for n in names if n.casefold() == name.casefold()]
+    close = same or difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    if not close:
+        return NotFound(message)
+    return NotFound(f"{message}; did you mean {close[0]!r}?", near=True)
 
 
 def find_bot(session: Session, name: str) -> Bot | None:
@@ -44,7 +56,11 @@ def get_version(session: Session, key: VersionKey) -> BotVersion:
         select(BotVersion).join(Bot).where(Bot.name == name, BotVersion.version == version)
     )
     if found is None:
-        raise NotFound(f"no bot version {key!r}")
+        bot = find_bot(session, name)
+        if bot is None:
+            raise _no_bot(session, name, f"no bot version {key!r}: no bot named {name!r}")
+        versions = ", ".join(v.version for v in bot.versions)
+        raise NotFound(f"no bot version {key!r}: {name} has version(s) {versions}", near=True)
     return found
 
 

@@ -10,7 +10,12 @@ class StorageError(ArenaError):
 
 
 class NotFound(StorageError, LookupError):
-    """A bot, bot version, tournament, game set or game that does not exist."""
+    """A bot, bot version, tournament, game set or game that does not exist. `near`: the message
+    names a row like it, so the database looked in is the right one."""
+
+    def __init__(self, message: str, *, near: bool = False) -> None:
+        super().__init__(message)
+        self.near = near
 
     def __str__(self) -> str:  # LookupError would quote the whole message
         return str(self.args[0]) if self.args else "not found"
