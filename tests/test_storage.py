@@ -201,6 +201,17 @@ def test_a_newer_schema_is_refused(database: Database) -> None:
         database.check_schema()
 
 
+@pytest.mark.parametrize("scheme", ["postgres", "postgres+psycopg", "postgresql"])
+def test_a_postgres_url_in_any_usual_spelling_opens_postgresql(
+    postgres_url: str, scheme: str
+) -> None:
+    # postgres:// (Heroku's, libpq's) was "not one of the arena's databases"
+    url = scheme + postgres_url[postgres_url.index("://") :]
+    with open_database(url) as db, db.session() as s:
+        assert db.engine.dialect.name == "postgresql" and db.engine.dialect.driver == "psycopg"
+        assert s.execute(text("SELECT current_schema()")).scalar_one().startswith("test_")
+
+
 def test_sqlite_connections_use_wal_foreign_keys_and_a_busy_timeout(tmp_path: Path) -> None:
     db = open_database(f"sqlite:///{tmp_path / 'sub' / 'arena.db'}")
     try:

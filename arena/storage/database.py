@@ -243,6 +243,8 @@ def _engine(
 ) -> Engine:
     try:
         parsed = make_url(url)
+        if parsed.get_backend_name() == "postgres":  # as Heroku and libpq's users write it
+            parsed = parsed.set(drivername="postgresql" + parsed.drivername[len("postgres") :])
         if parsed.get_backend_name() not in ("sqlite", "postgresql"):
             # Not whichever driver happens to be missing ("No module named 'MySQLdb'").
             raise ArgumentError(
