@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -632,10 +633,10 @@ def _ghost(arena_env: dict[str, str], tmp_path: Path) -> Path:
         'name = "ghost"\nversion = "1"\nauthor = "t"\nlanguage = "python"\n'
         'command = ["python", "bot.py"]\n'
     )
+    (ghost / "bot.py").write_text("")
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
         register_bot(session, ghost)
-    ghost.joinpath("bot.toml").unlink()
-    ghost.rmdir()
+    shutil.rmtree(ghost)
     return ghost
 
 
