@@ -35,10 +35,38 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arena", description="Sixty-three Arena: play, rank and replay card-game bots."
     )
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
+
+
+class _Version(argparse.Action):
+    """--version: the arena's, and those of what bots and outside tools depend on (read only
+    when asked: the protocol's module loads the generated gRPC code)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: object) -> None:
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            help="print the arena's version, its protocols' and its record format's",
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import version
+
+        from arena.bridge.messages import JSON_PROTOCOL_VERSION
+        from arena.record import RECORD_FORMAT
+        from arena.wire import PROTOCOL_VERSION, SERVICE
+
+        print(
+            f"arena {version('sixtythree-arena')}: gRPC {SERVICE} protocol_version "
+            f"{PROTOCOL_VERSION}, stdio json_protocol {JSON_PROTOCOL_VERSION}, records "
+            f"{RECORD_FORMAT}"
+        )
+        parser.exit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,6 +11,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -184,6 +185,20 @@ def _undocumented(parser: argparse.ArgumentParser, command: str) -> list[str]:
 
 def test_every_command_line_argument_has_help() -> None:
     assert _undocumented(build_parser(), "arena") == []
+
+
+def test_arena_version_gives_the_versions_the_docs_name() -> None:
+    # What a bot author checks a bot against: the values writing-a-bot and protocol-json give.
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"arena {version('sixtythree-arena')}: "), done.stdout
+    for said in ("sixtythree.v1.GameMaster protocol_version 1", "json_protocol 1"):
+        assert said in done.stdout, done.stdout
+    assert done.stdout.rstrip().endswith("records sixty-three/1"), done.stdout
+    bot_docs = (DOCS / "writing-a-bot.md").read_text() + (DOCS / "protocol-json.md").read_text()
+    assert "| `protocol_version` | `1` |" in bot_docs and '"json_protocol":1' in bot_docs
 
 
 def _play_options() -> set[str]:
