@@ -329,7 +329,8 @@ class GameMasterService:
     def _session(self, game_id: str) -> GameSession:
         session = self.games.get(game_id)
         if session is None:
-            raise _unknown_game(game_id)
+            live = [g for g, s in self.games.items() if not s.finished]
+            raise _unknown_game(game_id, live)
         return session
 
     def _finished(self, session: GameSession) -> None:
@@ -377,8 +378,18 @@ def _ruleset(request: pb.OpenGameRequest) -> Ruleset:
         raise Refused(Refusal.BAD_REQUEST, str(exc)) from None
 
 
-def _unknown_game(game_id: str) -> Refused:
-    return Refused(Refusal.UNKNOWN_GAME, f"no game {game_id!r} here (unknown or forgotten)")
+def _unknown_game(game_id: str, live: list[str]) -> Refused:
+    """Refused, naming the newest games in progress: a spectator's typo, or an id from another
+    game master, is then plain to see."""
+    shown = ", ".join(reversed(live[-_LIVE_SHOWN:])) or "none"
+    more = f" and {len(live) - _LIVE_SHOWN} more" if len(live) > _LIVE_SHOWN else ""
+    return Refused(
+        Refusal.UNKNOWN_GAME,
+        f"no game {game_id!r} here (unknown or forgotten); in progress here: {shown}{more}",
+    )
+
+
+_LIVE_SHOWN = 5
 
 
 async def _abort(context: grpc.aio.ServicerContext, refused: Refused) -> None:

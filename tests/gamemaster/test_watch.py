@@ -11,7 +11,7 @@ import grpc
 import pytest
 
 from arena.gamemaster.client import GameMasterClient, GameMasterError
-from arena.gamemaster.server import RunningGameMaster
+from arena.gamemaster.server import RunningGameMaster, start_in_thread
 from arena.spectator import describe
 from arena.wire import pb
 from tests.gamemaster.helpers import PY, RANDOM, REPO, record_lines, start_match
@@ -98,10 +98,23 @@ def test_arena_watch_of_an_ended_game_prints_it_whole_as_text(
     ) == len(lines)
 
 
+def test_watching_a_game_not_there_names_the_newest_games_in_progress() -> None:
+    with start_in_thread() as gm, GameMasterClient(gm.address) as client:
+        for n in range(7):
+            client.open_game(game_id=f"g{n}")
+        client.abort_game("g6")
+        with pytest.raises(GameMasterError) as raised:
+            next(client.watch("g7"))
+    assert raised.value.code() == grpc.StatusCode.NOT_FOUND
+    assert raised.value.details() == (
+        "no game 'g7' here (unknown or forgotten); in progress here: g5, g4, g3, g2, g1 and 1 more"
+    )
+
+
 @pytest.mark.parametrize(
     ("where", "message"),
     [
-        ("gm", "no game 'no-such-game' here (unknown or forgotten)"),
+        ("gm", "no game 'no-such-game' here (unknown or forgotten); in progress here: "),
         ("127.0.0.1:9", "cannot reach the game master at 127.0.0.1:9"),
     ],
 )
