@@ -9,7 +9,8 @@ from arena.config import env
 _EPILOG = """\
 A spectator sees what every seat may see: who did what, cards given face up, cards played, and
 counts of discards and draws; never a hand, the stock or a note. Game ids are in the game
-master's log ("game ID opened"). Watching an ended game (kept for an hour) prints its events.
+master's log ("game ID opened"), and a game id it does not have is refused naming the newest
+games in progress. Watching an ended game (kept for an hour) prints its events.
 
 examples:
   arena watch 3f2a9c0d1e --game-master 127.0.0.1:50051
