@@ -1,4 +1,5 @@
-"""A child process's exit status in words, and passing it on as one's own."""
+"""A child process's exit status in words, and passing it on as one's own; why one could not
+start, in words."""
 
 from __future__ import annotations
 
@@ -16,6 +17,16 @@ def how_it_ended(returncode: int) -> str:
         return f"was killed by {signal.Signals(-returncode).name}"
     except ValueError:
         return f"was killed by signal {-returncode}"
+
+
+def why_not_started(program: str, exc: OSError) -> str:
+    """Why exec'ing `program` failed, without "[Errno 2]": the program missing from PATH, the
+    file missing, or not executable."""
+    if isinstance(exc, FileNotFoundError):
+        return f"there is no file {program!r}" if "/" in program else f"no {program!r} on PATH"
+    if isinstance(exc, PermissionError):
+        return f"{program!r} is not executable: chmod +x it, or start it with its interpreter"
+    return exc.strerror or str(exc)
 
 
 def end_like(returncode: int) -> int:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.exit_status import how_it_ended
+from arena.exit_status import how_it_ended, why_not_started
 from arena.gamemaster.client import GameMasterClient, GameOutcome
 from arena.gamemaster.early_exit import EarlyExitWatch
 from arena.gamemaster.policy import GameLimits
@@ -177,16 +177,8 @@ def _spawn(
             )
         except OSError as exc:
             raise ArenaError(
-                f"cannot start {shlex.join(argv)!r}: {_why_not(argv[0], exc)}"
+                f"cannot start {shlex.join(argv)!r}: {why_not_started(argv[0], exc)}"
             ) from None
-
-
-def _why_not(program: str, exc: OSError) -> str:
-    if isinstance(exc, FileNotFoundError):
-        return f"there is no file {program!r}" if "/" in program else f"no {program!r} on PATH"
-    if isinstance(exc, PermissionError):
-        return f"{program!r} is not executable: chmod +x it, or start it with its interpreter"
-    return str(exc)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
 import signal
 import sys
 from asyncio import FIRST_COMPLETED
@@ -36,7 +37,7 @@ from arena.agent import (
     stream_failure,
 )
 from arena.bridge import messages
-from arena.exit_status import end_like, how_it_ended
+from arena.exit_status import end_like, how_it_ended, why_not_started
 from arena.wire import pb
 
 # Exit code when the bot exited (or could not be started) before the game ended, unless it
@@ -267,7 +268,8 @@ class StdioBridge:
         try:
             self._proc = await self._start_bot()
         except OSError as exc:
-            self._say(f"cannot start the bot {self.command!r}: {exc}")
+            why = why_not_started(self.command[0], exc)
+            self._say(f"cannot start the bot {shlex.join(self.command)!r}: {why}")
             return EXIT_BOT
         try:
             return await self._play(address, token, connect_timeout)

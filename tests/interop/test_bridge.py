@@ -333,7 +333,9 @@ def test_a_bot_command_that_cannot_start_ends_the_game_early(local_gm: LocalGame
     detail = f"crash: the agent exited with code {EXIT_BOT} before connecting"
     assert result.outcome.detail == detail
     assert result.exit_codes[1] == EXIT_BOT
-    assert "cannot start the bot" in result.stderr(1)
+    assert "cannot start the bot '/nonexistent/bot': there is no file '/nonexistent/bot'" in (
+        result.stderr(1)
+    )
 
 
 def _running(pid: int) -> bool:
