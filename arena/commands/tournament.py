@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from datetime import UTC, datetime
@@ -25,6 +26,7 @@ BAR_WIDTH = 30
 
 
 _ID_HELP = "the tournament's id, as tournament create printed it and tournament list shows it"
+_API = "the dashboard's /api/tournament"  # whose queries --json shares
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,11 +76,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lst.add_argument(
         "--limit", type=whole_number(1, 10_000), default=20, help="list at most this many (20)"
     )
+    lst.add_argument("--json", action="store_true", help=f"print JSON, as {_API}s does")
     lst.set_defaults(func=_list)
 
     status = sub.add_parser("status", help="show a tournament's progress")
     status.add_argument("tournament_id", metavar="ID", help=_ID_HELP)
     status.add_argument("--follow", action="store_true", help="refresh until it is done")
+    status.add_argument(
+        "--json",
+        action="store_true",
+        help=f"print JSON, as {_API}s/ID/status does; with --follow a line at each change",
+    )
     status.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
     status.set_defaults(func=_status)
 
@@ -228,6 +236,12 @@ def _list(args: argparse.Namespace) -> int:
     from arena.storage import repo
 
     with _open() as db, db.session() as session:
+        if args.json:
+            from dashboard.queries.tournaments import tournament_list
+
+            listed = tournament_list(session, 1, args.limit)["tournaments"]
+            print(json.dumps(listed, indent=2))
+            return 0
         tournaments = repo.list_tournaments(session, limit=args.limit)
         if not tournaments:
             print("no tournaments yet; create one with `arena tournament create`")
@@ -354,6 +368,8 @@ def _status(args: argparse.Namespace) -> int:
     from arena.storage.models import TournamentState
     from runner.tournament import retry_hint
 
+    if args.json:
+        return _status_json(args)
     final = (TournamentState.FINISHED.value, TournamentState.FAILED.value)
     tty = sys.stdout.isatty()
     with _open() as db:
@@ -391,6 +407,24 @@ def _status(args: argparse.Namespace) -> int:
         if progress.finished:
             _print_results(db, t.id)
     return 0
+
+
+def _status_json(args: argparse.Namespace) -> int:
+    """The dashboard API's status object, once, or with --follow a line each time it changes
+    until the tournament is finished or failed."""
+    from dashboard.queries.tournaments import tournament_status
+
+    last = None
+    with _open() as db:
+        while True:
+            with db.session() as session:
+                status = tournament_status(session, args.tournament_id)
+            if status != last:
+                print(json.dumps(status, indent=None if args.follow else 2), flush=True)
+                last = status
+            if not args.follow or status["state"] in ("finished", "failed"):
+                return 0
+            time.sleep(args.interval)
 
 
 def _print_results(db: Database, tournament_id: str) -> None:

@@ -41,6 +41,23 @@ def _sets(env: dict[str, str], tid: str) -> list[tuple[str, str, int, int]]:
         return out
 
 
+def test_status_and_list_give_json_for_scripts(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    register("random", "greedy")
+    tid = _create(arena_env, "--sets", "3", "--no-enqueue")
+    status = json.loads(arena(arena_env, "tournament", "status", tid, "--json").stdout)
+    assert (status["id"], status["state"], status["format"]) == (tid, "queued", "round-robin")
+    assert status["seed"] is None  # not before every set is played: it derives their deals
+    assert (status["progress"]["total"], status["progress"]["done"]) == (3, 0)
+    listed = json.loads(arena(arena_env, "tournament", "list", "--json").stdout)
+    assert [(t["id"], t["bots"]) for t in listed] == [(tid, ["greedy@1", "random@1"])]
+    assert (
+        "no tournament 'nosuch'"
+        in arena(arena_env, "tournament", "status", "nosuch", "--json").stderr
+    )
+
+
 def test_round_robin_plays_to_the_end_and_status_shows_it(
     arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers
 ) -> None:
@@ -57,6 +74,11 @@ def test_round_robin_plays_to_the_end_and_status_shows_it(
     assert [s[1:] for s in _sets(arena_env, tid)] == [("done", 1, 2), ("done", 1, 2)]
     listing = arena(arena_env, "tournament", "list")
     assert tid in listing.stdout and "finished" in listing.stdout
+    # --json, as the dashboard's API gives it; following a finished one prints it once
+    [line] = arena(arena_env, "tournament", "status", tid, "--json", "--follow").stdout.splitlines()
+    followed = json.loads(line)
+    assert (followed["id"], followed["state"], followed["seed"]) == (tid, "finished", 7)
+    assert followed["progress"]["done"] == followed["progress"]["total"] == 2
     ratings = arena(arena_env, "ratings", "--ruleset", QUICK)
     assert ratings.returncode == 0, ratings.stderr
     assert "greedy@1" in ratings.stdout and "random@1" in ratings.stdout
