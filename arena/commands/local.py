@@ -169,6 +169,12 @@ def _play_games(args: argparse.Namespace) -> int:
         if len(args.seat) != 4:
             raise ArenaError(f"--seat must be given 4 times (seats 0-3), got {len(args.seat)}")
         names = list(args.seat)
+        for name in names:
+            if name not in known and _no_such_program(name):  # a built-in's name mistyped?
+                raise ArenaError(
+                    f"--seat {name!r} is neither a built-in player ({', '.join(known)}) nor a "
+                    "program on PATH"
+                )
     else:
         players = args.players or "greedy,random,greedy,random"
         names = [n.strip() for n in players.split(",")]
@@ -208,6 +214,19 @@ def _check_paths(args: argparse.Namespace) -> None:
         except OSError as exc:
             why = why_no_directory(args.agent_logs, exc)
             raise ArenaError(f"--agent-logs {args.agent_logs}: {why}; give a directory") from None
+
+
+def _no_such_program(seat: str) -> bool:
+    """Whether a one-word seat command (no NAME=) names no program: not a path, not on PATH,
+    not the arena's own (`python`, `arena`)."""
+    import shutil
+
+    from arena.interpreter import arena_command
+
+    word = seat.strip()
+    if not word or any(c in word for c in " =/"):
+        return False
+    return arena_command([word]) == [word] and shutil.which(word) is None
 
 
 def _play_processes(

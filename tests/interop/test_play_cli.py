@@ -262,6 +262,10 @@ def test_an_aborted_game_writes_no_record(
         (["--ruleset", '{"name": "standard", "colour": 1}'], "unknown ruleset parameters"),
         (["--processes", "--decision-ms", "0"], "--decision-ms: must be at least 1, not 0"),
         (["--processes", "--bank-ms", "-1"], "--bank-ms: must be at least 0, not -1"),
+        (
+            ["--seat", "gredy"] + ["--seat", "greedy"] * 3,
+            "--seat 'gredy' is neither a built-in player (random, greedy) nor a program on PATH",
+        ),
         # "[Errno 2] No such file or directory"
         (["--seat", "nosuch-xyz --fast"] + ["--seat", "greedy"] * 3, "no 'nosuch-xyz' on PATH"),
         (["--seat", "./nosuch.sh"] + ["--seat", "greedy"] * 3, "there is no file './nosuch.sh'"),
