@@ -23,3 +23,13 @@ def arena_command(argv: Sequence[str]) -> list[str]:
     if argv and argv[0] in PYTHON_NAMES:
         return [sys.executable, *argv[1:]]
     return list(argv)
+
+
+def bridged_at(argv: Sequence[str]) -> int | None:
+    """Where in `argv` (as arena_command gives it) the command the stdio bridge runs begins,
+    the word after its '--'; None if `argv` runs no bridge, or a bridge with no command."""
+    runs_arena = list(argv[1:3]) in (["-m", "arena.cli"], ["-m", "arena"])
+    if not (runs_arena and "stdio-agent" in argv and "--" in argv):
+        return None
+    at = list(argv).index("--") + 1
+    return at if at < len(argv) else None

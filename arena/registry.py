@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
-from arena.interpreter import arena_command
+from arena.interpreter import arena_command, bridged_at
 
 if TYPE_CHECKING:  # sqlalchemy is only needed by callers that register
     from sqlalchemy.orm import Session
@@ -210,9 +210,10 @@ def _command(value: object, bot_dir: Path, source: str) -> tuple[str, ...]:
         raise ManifestError(f"{source}: 'command' is empty; name the program to run")
     _check_executable(words[0], bot_dir, source)
     _check_script(words, bot_dir, source)
-    if bridged := _bridged(words):
-        _check_executable(bridged[0], bot_dir, source)
-        _check_script(bridged, bot_dir, source)
+    own = arena_command(words)
+    if (at := bridged_at(own)) is not None:
+        _check_executable(own[at], bot_dir, source)
+        _check_script(own[at:], bot_dir, source)
     elif "stdio-agent" in words:
         raise ManifestError(
             f"{source}: the stdio bridge runs no command; name your bot's after '--', as in "
@@ -235,15 +236,6 @@ def _check_script(words: list[str], bot_dir: Path, source: str) -> None:
             f"{source}: command {words[0]!r} is to run {script!r}, which is not in {bot_dir}; "
             "fix the path (it is relative to the bot's directory)"
         )
-
-
-def _bridged(words: list[str]) -> list[str]:
-    """The command the stdio bridge in `words` runs (the words after its '--'), if any."""
-    command = arena_command(words)
-    runs_arena = command[1:3] == ["-m", "arena.cli"] or command[1:3] == ["-m", "arena"]
-    if not (runs_arena and "stdio-agent" in command and "--" in command):
-        return []
-    return command[command.index("--") + 1 :]
 
 
 def _check_executable(exe: str, bot_dir: Path, source: str) -> None:

@@ -28,6 +28,7 @@ from runner.launch import (
     describe_exit,
 )
 from runner.launch.forkserver import ForkedAgent, ForkServer
+from runner.launch.process import cannot_start
 from runner.launch.spec import MIB
 from runner.pids import group_members
 from tests.hostpids import host_pid
@@ -144,6 +145,30 @@ def test_arena_in_a_command_is_this_arena_though_the_worker_has_no_arena_on_path
     agent = launch(launched, spec_for("arena", "verify", "missing.jsonl", directory=tmp_path))
     assert agent.wait(timeout=30) == 1
     assert agent.stderr_text().strip() == "missing.jsonl: cannot read: No such file or directory"
+
+
+def test_the_stdio_bridges_program_is_found_on_the_workers_path_too(
+    launched: Launched, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The bridge looked for it on the agent's own PATH (the arena's and /usr/bin:/bin): a bot
+    # run by a program in /usr/local/bin forfeited every game, after registering fine.
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    bot = tools / "mybot"
+    bot.write_text('#!/bin/sh\necho "started $0" >&2\nsleep 30\n')
+    bot.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:/usr/bin:/bin")
+    agent = launch(launched, spec_for("arena", "stdio-agent", "--", "mybot", directory=tmp_path))
+    wait_for(lambda: "started" in agent.stderr_text(), timeout=30)
+    assert f"started {bot}" in agent.stderr_text()
+    agent.stop()
+
+
+def test_a_bridged_program_not_on_the_workers_path_is_a_clear_error(tmp_path: Path) -> None:
+    spec = spec_for("arena", "stdio-agent", "--", "no-such-bot-xyz", directory=tmp_path)
+    with pytest.raises(LaunchError, match="agent command 'no-such-bot-xyz' not found on PATH"):
+        ProcessLauncher().launch(spec)
+    assert "'no-such-bot-xyz' not found on PATH" in str(cannot_start(spec.command, str(tmp_path)))
 
 
 def test_relative_command_is_resolved_in_the_bot_directory(

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from arena.interpreter import arena_command
+from arena.interpreter import arena_command, bridged_at
 from runner.launch import rlimits, rundirs
 from runner.launch.capture import StderrCapture
 from runner.launch.exits import describe_exit
@@ -82,10 +82,24 @@ def cannot_start(command: Sequence[str] | None, directory: str) -> str | None:
     if not Path(directory).is_dir():
         return f"its directory {directory} does not exist"
     try:
-        resolve_executable(arena_command(command)[0], Path(directory))
+        agent_argv(command, Path(directory))
     except LaunchError as exc:
         return str(exc)
     return None
+
+
+def agent_argv(command: Sequence[str], directory: Path) -> list[str]:
+    """The argv that starts a bot registered with `command`: its program resolved as
+    resolve_executable says, and so is the program the stdio bridge is to run, which would
+    otherwise be looked for on the agent's own cleaned PATH, where a program in /usr/local/bin
+    (or anywhere but the arena's and the system's directories) is not."""
+    argv = arena_command(command)
+    argv[0] = resolve_executable(argv[0], directory)
+    if (at := bridged_at(argv)) is not None:
+        child = arena_command(argv[at:])
+        child[0] = resolve_executable(child[0], directory)
+        argv[at:] = child
+    return argv
 
 
 def agent_environment(executable: str, home: Path, tmp: Path, spec: AgentSpec) -> dict[str, str]:
@@ -355,14 +369,12 @@ class ProcessLauncher:
         directory = Path(spec.directory).resolve()
         if not directory.is_dir():
             raise LaunchError(f"bot directory {str(spec.directory)!r} does not exist")
-        command = arena_command(spec.command)
-        executable = resolve_executable(command[0], directory)
+        argv = agent_argv(spec.command, directory)
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
         run_dir = rundirs.take()
         home, tmp = run_dir / "home", run_dir / "tmp"
-        argv = [executable, *command[1:]]
-        env = agent_environment(executable, home, tmp, spec)
+        env = agent_environment(argv[0], home, tmp, spec)
         server = self.forkserver() if callable(self.forkserver) else self.forkserver
         if server is not None:
             forked = server.launch(
