@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -226,6 +227,28 @@ def _with_deaths(faults: list[FaultInfo], deaths: dict[int, tuple[str, str]]) ->
     return out
 
 
+def _forfeiter_stderr(
+    agents: Sequence[RunningAgent | None], seat: int | None, deaths: dict[int, tuple[str, str]]
+) -> dict[int, str]:
+    """The stderr of the seat that forfeited while its agent still ran (at the fault limit,
+    say), read before it is stopped: it may say why (the stdio bridge's hint that the bot never
+    flushed its stdout). A dead agent's comes with its death."""
+    agent = agents[seat] if seat is not None else None
+    if seat is None or agent is None or seat in deaths:
+        return {}
+    return {seat: agent.stderr_text()}
+
+
+def _with_stderr(faults: list[FaultInfo], stderr: dict[int, str]) -> list[FaultInfo]:
+    """`stderr` on the last fault of its seat, where none of the seat's faults has any."""
+    out = list(faults)
+    for seat, text in stderr.items():
+        theirs = [i for i, f in enumerate(out) if f.seat == seat]
+        if text and theirs and not any(out[i].stderr for i in theirs):
+            out[theirs[-1]] = dataclasses.replace(out[theirs[-1]], stderr=text)
+    return out
+
+
 def _absent(
     agents: Sequence[RunningAgent | None],
     result: GameOutcome,
@@ -364,6 +387,7 @@ def play_game(
             )
         played = time.monotonic()
         deaths = _deaths(agents, result.forfeit_seat, result.detail)
+        forfeiter = _forfeiter_stderr(agents, result.forfeit_seat, deaths)
     except BaseException:
         # Whatever went wrong here (timeout, shutdown), the game must not outlive the job.
         try:
@@ -395,8 +419,11 @@ def play_game(
         decisions=sum(s.decisions for s in stats),
         think_ms=[s.total_ms for s in stats] if len(stats) == 4 else (0, 0, 0, 0),
         forfeit_seat=result.forfeit_seat,
-        faults=_with_deaths(_record_faults(record), deaths)
-        + _absent(agents, result, deaths, connect_ms),
+        faults=_with_stderr(
+            _with_deaths(_record_faults(record), deaths)
+            + _absent(agents, result, deaths, connect_ms),
+            forfeiter,
+        ),
         seed=seed,
         first_dealer=first_dealer,
         ruleset=ruleset,

@@ -617,6 +617,7 @@ def test_a_versions_faults_are_counted_by_kind_and_bots_show_gives_them(
     out = capsys.readouterr().out
     assert "    faults:    timeout 2, crash 1\n" in out, out
     assert f"latest:    crash in game {tid}-set-00001-g1, seat 2, hand 2: exited with code" in out
+    assert "    stderr:    boom\n" in out
     assert cli.main(["bots", "show", "alpha"]) == 0
     assert "faults:" not in capsys.readouterr().out
     assert cli.main(["bots", "show", "beta", "--json"]) == 0

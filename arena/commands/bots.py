@@ -128,6 +128,8 @@ def _show(args: argparse.Namespace) -> int:
                 latest = repo.list_faults_for_version(session, version.id, limit=1)[0]
                 print(f"    faults:    {', '.join(f'{k} {n}' for k, n in faults[version.id])}")
                 print(f"    latest:    {_fault_line(latest)}")
+                if said := latest.stderr.strip():  # its last words, often the reason
+                    print(f"    stderr:    {said.splitlines()[-1][:200]}")
     return 0
 
 

@@ -54,5 +54,5 @@ def print_forfeits(
         for fault in game.faults:
             if fault.seat == game.forfeit_seat and fault.stderr.strip():
                 for line in fault.stderr.strip().splitlines()[-STDERR_LINES:]:
-                    print(f"    {line}")
+                    say(f"    {line}")
     return count

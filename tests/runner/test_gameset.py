@@ -159,6 +159,22 @@ def test_a_bot_that_exits_cleanly_too_soon_forfeits_with_a_fault_and_its_stderr(
     assert "done already" in fault.stderr
 
 
+def test_a_bot_that_forfeits_at_the_fault_limit_alive_has_its_stderr_kept(
+    game_master: str, tmp_path: Path
+) -> None:
+    # Only a dead agent's stderr was kept: a stdio bot that never flushed forfeited on
+    # timeouts, and the bridge's hint to flush was nowhere to be read.
+    script = f"echo 'hint: flush your stdout' >&2; exec {sys.executable} illegal.py"
+    illegal = SeatBot(7, "illegal@1", str(MISBEHAVING), ("sh", "-c", script), None)
+    result, _ = _play(game_master, [RANDOM, RANDOM, RANDOM, illegal], Launchers.default(tmp_path))
+    assert (result.reason, result.forfeit_seat) == ("forfeit", 3)
+    theirs = [f for f in result.faults if f.seat == 3]
+    assert [f.kind for f in theirs] == ["illegal"] * len(theirs) and len(theirs) >= 2
+    assert [bool(f.stderr) for f in theirs] == [False] * (len(theirs) - 1) + [True]
+    assert "hint: flush your stdout" in theirs[-1].stderr
+    assert not any(f.stderr for f in result.faults if f.seat != 3)
+
+
 def test_a_bot_that_dies_mid_game_forfeits_with_its_exit_code_and_stderr(
     game_master: str, tmp_path: Path
 ) -> None:

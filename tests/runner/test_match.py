@@ -60,7 +60,7 @@ def test_a_match_says_why_a_bot_forfeited(
     assert "set 1/1: A 0/2" in done.stdout
     forfeits = re.findall(
         r"seat \d \(crasher@1\) forfeited: crash: the agent exited with code 3 "
-        r"before connecting\n    crasher: segmentation fault \(pretend\)",
+        r"before connecting\n      crasher: segmentation fault \(pretend\)",
         done.stdout,
     )
     assert len(forfeits) == 2, done.stdout  # both games of the set
