@@ -29,7 +29,7 @@ from typing import Any
 from arena.errors import ArenaError
 from arena.exit_status import how_it_ended, why_not_started
 from arena.gamemaster.client import GameMasterClient, GameOutcome
-from arena.gamemaster.early_exit import EarlyExitWatch
+from arena.gamemaster.early_exit import EarlyExitWatch, gone_before_connecting
 from arena.gamemaster.policy import GameLimits
 from arena.gamemaster.server import RunningGameMaster, start_in_thread
 from arena.interpreter import arena_command
@@ -299,7 +299,7 @@ def _exited(group: Sequence[subprocess.Popen[bytes]], seat: int) -> str | None:
     code = group[seat].poll()
     if code is None:
         return None
-    return f"crash: the agent {how_it_ended(code)} before connecting"
+    return gone_before_connecting(how_it_ended(code), code)
 
 
 def _reap(group: Sequence[subprocess.Popen[bytes]]) -> list[int | None]:

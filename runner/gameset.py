@@ -25,7 +25,7 @@ from arena.gamemaster.client import (
     GameOutcome,
     OpenedGame,
 )
-from arena.gamemaster.early_exit import EarlyExitWatch
+from arena.gamemaster.early_exit import EarlyExitWatch, gone_before_connecting
 from arena.gamemaster.policy import DISCONNECTED, GameLimits
 from arena.gamemaster.status import SHUTTING_DOWN
 from arena.storage import FaultInfo, GameResult
@@ -291,8 +291,8 @@ def _gone(
     agent = agents[seat]
     if agent is None or agent.poll() is None:
         return None
-    reason = agent.exit_reason() or f"exited with code {agent.poll()}"
-    return f"crash: the agent {reason} before connecting"
+    code = agent.poll()
+    return gone_before_connecting(agent.exit_reason() or f"exited with code {code}", code)
 
 
 def _orphaned(agents: Sequence[RunningAgent | None]) -> bool:

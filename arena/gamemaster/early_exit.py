@@ -21,6 +21,19 @@ log = logging.getLogger(__name__)
 _REFUSALS = (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND)
 
 
+def gone_before_connecting(how: str, code: int | None) -> str:
+    """The forfeit's words for an agent that ended (`how`: "exited with code 3") before it
+    connected. One that exited of itself with code 0 never dialled the game master: most likely
+    a bot that reads JSON lines on stdin, started without the stdio bridge."""
+    said = f"crash: the agent {how} before connecting"
+    if code == 0:
+        said += (
+            " (it never dialled ARENA_GAME_MASTER: a bot that reads JSON lines on stdin runs "
+            "behind the stdio bridge, `arena stdio-agent -- COMMAND`)"
+        )
+    return said
+
+
 class EarlyExitWatch:
     """While a game runs, `check` (called every few ms) tells the game master of each seat
     whose agent `gone(seat)` says is gone, in its words ("crash: …"): the game is then a

@@ -210,6 +210,19 @@ def test_a_seat_that_exits_before_connecting_forfeits_at_once(tmp_path: Path) ->
     assert (verified.reason, verified.winner) == ("forfeit", 0)
 
 
+def test_a_json_lines_bot_run_without_the_bridge_is_told_of_it() -> None:
+    # It read /dev/null for a decision, found none and exited 0: "crash ... exited with code 0
+    # before connecting" left its author to guess.
+    seats = ["random", "sh -c 'read line; exit 0'", "random", "random"]
+    result = arena("play", *[a for s in seats for a in ("--seat", s)])
+    assert "(forfeit by seat 1)" in result.stdout, result.stderr + result.stdout
+    assert (
+        "game 1: forfeit: crash: the agent exited with code 0 before connecting (it never dialled "
+        "ARENA_GAME_MASTER: a bot that reads JSON lines on stdin runs behind the stdio bridge, "
+        "`arena stdio-agent -- COMMAND`)"
+    ) in result.stdout
+
+
 def test_a_seat_killed_by_a_signal_is_reported_by_the_signals_name() -> None:
     # "exit code -10" left its author to work out which signal that was (SIGSEGV's -11, say).
     seats = ["random", "sh -c 'kill -USR1 $$'", "random", "random"]

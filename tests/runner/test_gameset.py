@@ -258,7 +258,8 @@ def test_an_agent_that_exits_after_its_game_ended_is_not_logged_as_forfeiting(
     logged = [r.getMessage() for r in caplog.records if "forfeited" in r.getMessage()]
     assert logged == [
         f"game {forfeited.game_id}: seat 0 forfeited: crash: the agent exited "
-        "with code 0 before connecting"
+        "with code 0 before connecting (it never dialled ARENA_GAME_MASTER: a bot that reads "
+        "JSON lines on stdin runs behind the stdio bridge, `arena stdio-agent -- COMMAND`)"
     ]
 
 
