@@ -272,6 +272,7 @@ def _report_processes(
 ) -> int:
     import json
 
+    from arena.agent import EXIT_REFUSED
     from arena.summary import print_game, print_side_by_side
 
     events = [[json.loads(line) for line in r.outcome.record.splitlines()[1:]] for r in results]
@@ -291,8 +292,12 @@ def _report_processes(
             forfeited = outcome.reason == "forfeit" and seat == outcome.forfeit_seat
             if report.faults == 0 and code == 0 and report.connected and not forfeited:
                 continue
-            if not report.connected and outcome.reason == "forfeit" and not forfeited:
-                # Another seat's forfeit ended the game before this one dialled in.
+            # Another seat's forfeit ended the game before this one dialled in; or other
+            # seats gone ended it as aborted, and this one was refused when it came (its
+            # token's game over), as agents are refused: not its own failure.
+            late = outcome.reason == "forfeit" or code in (EXIT_REFUSED, None)
+            ended = outcome.reason in ("forfeit", "aborted")
+            if not report.connected and ended and late and not forfeited:
                 print(f"game {g + 1} seat {seat} ({seat_names[g][seat]}): the game ended first")
                 continue
             kinds = ", ".join(f"{n} {k}" for k, n in report.faults_by_kind.items() if n)

@@ -259,6 +259,18 @@ def test_an_aborted_game_writes_no_record(
     assert (tmp_path / "game.mirror.jsonl").read_text() == "a record\n"
 
 
+def test_an_aborted_game_blames_only_the_seats_that_failed() -> None:
+    # The greedy seats, refused when they dialled in as their game was over, were reported
+    # "never connected ... exited with code 3" beside the two that crashed.
+    seats = ["sh -c 'exit 1'", "sh -c 'exit 2'", "greedy", "greedy"]
+    result = arena("play", *[a for s in seats for a in ("--seat", s)])
+    assert result.returncode == 1, result.stderr + result.stdout
+    assert "game 1 seat 0 (sh): never connected, 0 fault(s), exited with code 1" in result.stdout
+    assert "game 1 seat 1 (sh): never connected, 0 fault(s), exited with code 2" in result.stdout
+    for seat in (2, 3):
+        assert f"game 1 seat {seat} (greedy): the game ended first\n" in result.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
