@@ -283,7 +283,15 @@ def _json_object(text: str) -> tuple[dict[str, Any] | None, str]:
     try:
         value = json.loads(text)
     except ValueError as exc:
-        return None, f"a line starting with {{ is not valid JSON ({exc}): sent as the action text"
+        # Most likely the first line of a pretty-printed reply (json.dumps(..., indent=2)).
+        cut_short = (
+            "; a reply is one JSON object on one line, not spread over several"
+            if not text.rstrip().endswith("}")
+            else ""
+        )
+        return None, (
+            f"a line starting with {{ is not valid JSON ({exc}){cut_short}: sent as the action text"
+        )
     return (value if isinstance(value, dict) else None), ""
 
 

@@ -53,13 +53,17 @@ class Outbox(Protocol):
 _EVENTS_TAG = b"\x32"
 
 
-def _answering_nothing(reply: pb.Reply, pending: _Pending | None) -> str:
-    """A fault's detail for a reply that answers no request, with what it said."""
+def _answering_nothing(reply: pb.Reply, pending: _Pending | None, agent: str) -> str:
+    """A fault's detail for a reply that answers no request, with what it said. `agent`, the
+    Hello's agent name, tells the stdio bridge ("stdio:..."), whose bots give no request_id:
+    it sends 0 for a line printed while no decision waited."""
     rid = reply.request_id
-    if rid == 0:
+    if rid == 0 and agent.startswith("stdio:"):
+        what = "a line printed while no decision waited (stdout is for replies only)"
+    elif rid == 0:
         what = (
             "a reply to no request (request_id 0, that is unset: copy the decision's request_id"
-            " into the reply; from the stdio bridge, a line while no decision waited)"
+            " into the reply)"
         )
     else:
         what = f"a second reply to request {rid}, which was already answered"
@@ -241,7 +245,7 @@ class GameSession:
                 # waited (a JVM's warning on stdout at start-up cost the first decision too).
                 self._unsolicited(st)
                 if not self.finished:
-                    problem = _answering_nothing(msg.reply, pending)
+                    problem = _answering_nothing(msg.reply, pending, st.hello_name)
                     self._fault_between_decisions(st, FaultKind.MALFORMED, problem, rid)
                 return
             problem = f"reply to unknown request id {rid} (never sent)"

@@ -19,7 +19,7 @@ from arena.gamemaster.policy import GameLimits
 from arena.local_match import GameSpec, LocalGameMaster, SeatSpec
 from arena.verify import verify_text
 from arena.wire import pb
-from tests.interop.agents import BOTS, PY, PY_GREEDY, PY_RANDOM, bridge, misbehaving
+from tests.interop.agents import BOTS, PY, PY_GREEDY, PY_RANDOM, REPO, bridge, misbehaving
 
 SHORT = {"name": "standard", "max_hands": 1}
 
@@ -93,7 +93,21 @@ def test_a_bot_line_becomes_the_reply_it_stands_for(
             '{"request_id":8,"action":"pass"',
             '{"request_id":8,"action":"pass"',
             "a line starting with { is not valid JSON (Expecting ',' delimiter: line 1 column 32"
-            " (char 31)): sent as the action text",
+            " (char 31)); a reply is one JSON object on one line, not spread over several: sent"
+            " as the action text",
+        ),
+        (  # json.dumps(reply, indent=2): each line of it a reply of its own
+            "{",
+            "{",
+            "a line starting with { is not valid JSON (Expecting property name enclosed in double"
+            " quotes: line 1 column 2 (char 1)); a reply is one JSON object on one line, not"
+            " spread over several: sent as the action text",
+        ),
+        (
+            "{'request_id': 8, 'action': 'pass'}",
+            "{'request_id': 8, 'action': 'pass'}",
+            "a line starting with { is not valid JSON (Expecting property name enclosed in double"
+            " quotes: line 1 column 2 (char 1)): sent as the action text",
         ),
         (
             '{"request_id":8,"acton":"pass"}',
@@ -212,6 +226,22 @@ def test_a_bot_that_prints_garbage_gets_malformed_faults_and_the_game_goes_on(
     assert verify_text(outcome.record).faults == 2
     assert "fault 2/5 (malformed)" in result.stderr(0)  # the bridge logs what the bot was told
     assert "stdout is for replies only, print logs to stderr" in result.stderr(0)
+
+
+def test_a_line_printed_before_any_decision_is_one_fault_named_for_what_it_is(
+    local_gm: LocalGameMaster,
+) -> None:
+    # A JVM's warning at start-up: for a stdio bot the fault said to copy the decision's
+    # request_id, which stdio bots need not give.
+    bot = REPO / "sample_agents" / "stdio" / "bot.py"
+    talker = SeatSpec("talker", bridge("sh", "-c", f"echo 'starting up v2'; exec {PY} {bot}"))
+    (result,) = local_gm.play([GameSpec(SHORT, 3, [talker, PY_RANDOM, PY_GREEDY, PY_RANDOM])])
+    assert result.outcome.reason == "max_hands", result.outcome.detail
+    [fault] = [r for r in _records(result.outcome.record) if "fault" in r]
+    assert fault["fault"] == "malformed" and fault["seat"] == 0
+    assert str(fault["detail"]).startswith(
+        "a line printed while no decision waited (stdout is for replies only): 'starting up v2'"
+    ), fault
 
 
 def test_a_bot_that_answers_with_bare_action_text_plays_without_faults(
