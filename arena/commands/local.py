@@ -173,7 +173,7 @@ def _play_games(args: argparse.Namespace) -> int:
             if name not in known and _no_such_program(name):  # a built-in's name mistyped?
                 raise ArenaError(
                     f"--seat {name!r} is neither a built-in player ({', '.join(known)}) nor a "
-                    "program on PATH"
+                    "program on PATH (registered bots play with `arena match A B`)"
                 )
     else:
         players = args.players or "greedy,random,greedy,random"
