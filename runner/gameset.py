@@ -79,6 +79,12 @@ def refused_admin(exc: BaseException) -> bool:
     return isinstance(exc, GameMasterError) and exc.code() is grpc.StatusCode.UNAUTHENTICATED
 
 
+def game_master_full(exc: BaseException) -> bool:
+    """Whether the game master refused to open a set's game: it has as many open as its
+    --max-games allows."""
+    return isinstance(exc, GameMasterError) and exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
 def lost_game_master(exc: BaseException) -> bool:
     """Whether a set's game failed because its game master went away."""
     if isinstance(exc, GameMasterLost):

@@ -42,6 +42,7 @@ from runner.gameset import (
     GameTiming,
     Launchers,
     SeatBot,
+    game_master_full,
     lost_game_master,
     play_game,
     refused_admin,
@@ -407,6 +408,8 @@ def _not_the_bots(exc: Exception) -> str | None:
         )
     if refused_admin(exc):
         return f"the game master refused this worker ({exc}); the set waits for a worker it accepts"
+    if game_master_full(exc):  # its --max-games: a limit on the arena, not a fault of the bots
+        return f"the game master has no room for another game ({exc}); the set waits for room"
     return None
 
 

@@ -247,6 +247,36 @@ def test_a_set_refused_by_the_game_master_waits_without_spending_attempts(
             assert "waits for a worker it accepts" in repo.waiting_reason(session, t.id)
 
 
+def test_a_set_the_game_master_has_no_room_for_waits_without_spending_attempts(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # A game master run with --max-games below the workers' count: each set of the workers it
+    # turned away failed at once, three attempts in a second, and the tournament ended with
+    # most of its sets failed.
+    register("greedy", "random")
+    with (
+        open_database(arena_env["ARENA_DATABASE_URL"]) as db,
+        start_in_thread(max_games=1) as full,
+        GameMasterClient(full.address) as client,
+    ):
+        client.open_game(game_id="holding-the-only-room")
+        t = tournament.create_tournament(
+            db, format="round-robin", bots=None, sets=1, ruleset=QUICK, seed=1
+        )
+        with db.session() as session:
+            [set_id] = [s.id for s in repo.list_game_sets(session, t.id)]
+        for _ in range(4):  # more than its attempts
+            with pytest.raises(tournament.GameMasterDown, match="no room for another game"):
+                tournament.run_game_set(db, set_id, client)
+        with db.session() as session:
+            game_set = repo.get_game_set(session, set_id)
+            assert (game_set.state, game_set.attempts) == ("queued", 0)
+            assert "the set waits for room" in repo.waiting_reason(session, t.id)
+        client.abort_game("holding-the-only-room")
+        outcome = tournament.run_game_set(db, set_id, client)  # room again: it is played
+        assert outcome.state == "done", outcome
+
+
 def test_a_set_waiting_for_a_game_master_is_given_back_when_its_worker_stops(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
