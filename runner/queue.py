@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -14,6 +15,7 @@ from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 
 from arena.config import env
+from arena.errors import ArenaError
 
 # A set is two games of at most a few minutes each (time banks included); a job that runs
 # far longer than that is stuck, and RQ kills it.
@@ -45,6 +47,49 @@ def arena_queue(connection: redis.Redis, name: str | None = None) -> Queue:
 def workers_on(connection: redis.Redis, name: str | None = None) -> int:
     """How many workers listen on the arena's queue."""
     return Worker.count(connection=connection, queue=arena_queue(connection, name))
+
+
+# Each worker supervisor says which database its workers store sets in, every reconciler pass;
+# what was said longer ago than this is forgotten (a supervisor gone).
+DATABASES_TTL = 60
+
+
+def _databases_key(name: str | None) -> str:
+    return f"arena:queue:{name or queue_name()}:databases"
+
+
+def announce_database(connection: redis.Redis, shown_url: str, name: str | None = None) -> None:
+    """Say that workers on the queue store sets in the database `shown_url` (password hidden)."""
+    key, now = _databases_key(name), time.time()
+    with connection.pipeline() as pipe:
+        pipe.zadd(key, {shown_url: now})
+        pipe.zremrangebyscore(key, "-inf", now - DATABASES_TTL)
+        pipe.expire(key, DATABASES_TTL)
+        pipe.execute()
+
+
+def workers_databases(connection: redis.Redis, name: str | None = None) -> list[str]:
+    """The databases the queue's workers said they store sets in, within DATABASES_TTL."""
+    said = connection.zrangebyscore(_databases_key(name), time.time() - DATABASES_TTL, "+inf")
+    return sorted(url.decode() if isinstance(url, bytes) else str(url) for url in said)
+
+
+def foreign_databases(connection: redis.Redis, shown_url: str) -> list[str]:
+    """The databases the queue's workers store sets in if `shown_url` is none of them (sets
+    stored there are played by no worker: a shell that lacks their ARENA_DATABASE_URL); else
+    [], as when no worker has said."""
+    theirs = workers_databases(connection)
+    return theirs if shown_url not in theirs else []
+
+
+def check_workers_database(connection: redis.Redis, shown_url: str) -> None:
+    """ArenaError if the queue's workers store sets in another database than `shown_url`."""
+    if theirs := foreign_databases(connection, shown_url):
+        raise ArenaError(
+            f"the workers on queue {queue_name()!r} store game sets in {', '.join(theirs)}, and "
+            f"this command in {shown_url}: none of them could play what it queued. Give it "
+            "their database (ARENA_DATABASE_URL), or start workers on this one"
+        )
 
 
 def fetch_job(connection: redis.Redis, job_id: str) -> Job | None:

@@ -345,10 +345,14 @@ class Supervisor:
 
     def _reconcile(self) -> None:
         from runner import jobs, redis_conn
+        from runner.queue import announce_database
         from runner.reconcile import reconcile
 
         try:
-            reconcile(jobs.database(), redis_conn.connect(), self.queue)
+            connection = redis_conn.connect()
+            # Before the pass: commands that queue sets check their database against it.
+            announce_database(connection, jobs.database().shown_url, self.queue)
+            reconcile(jobs.database(), connection, self.queue)
         except (*REDIS_DOWN, redis_conn.RedisUnavailable) as exc:
             log.warning("reconciler: Redis unreachable at %s (%s)", redis_conn.describe(), exc)
         except OperationalError as exc:  # the database went away: the next pass tries again

@@ -30,8 +30,8 @@ def _copy(args: argparse.Namespace) -> int:
     from arena.storage.copy import copy_database
     from arena.storage.database import shown_url
 
-    _refuse_while_workers_run()
     with open_database(database_url()) as source:
+        _refuse_while_workers_run(source.shown_url)
         print(f"copying {source.shown_url} into {shown_url(args.to)}", flush=True)
 
         def copied(table: str, rows: int) -> None:
@@ -42,8 +42,9 @@ def _copy(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refuse_while_workers_run() -> None:
-    """What workers record once the copy has begun is not in it: they must be stopped first."""
+def _refuse_while_workers_run(source: str) -> None:
+    """What workers record in `source` once the copy has begun is not in it: they must be
+    stopped first (workers that say they store sets in another database need not be)."""
     from arena.errors import ArenaError
     from runner import queue, redis_conn
 
@@ -52,9 +53,10 @@ def _refuse_while_workers_run() -> None:
         return  # no Redis, no worker
     try:
         running = queue.workers_on(connection)
+        elsewhere = queue.foreign_databases(connection, source)
     except redis_conn.REDIS_DOWN:
         return
-    if running:
+    if running and not elsewhere:
         raise ArenaError(
             f"{running} worker(s) take sets from queue {queue.queue_name()!r} on "
             f"{redis_conn.describe()}: what they record once the copy has begun would not be "

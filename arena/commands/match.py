@@ -79,9 +79,11 @@ def _run(args: argparse.Namespace) -> int:
         enqueue = None
         if args.queue:
             from runner import redis_conn
-            from runner.queue import arena_queue, enqueue_game_sets
+            from runner.queue import arena_queue, check_workers_database, enqueue_game_sets
 
-            queue = arena_queue(redis_conn.connect())
+            connection = redis_conn.connect()
+            check_workers_database(connection, db.shown_url)
+            queue = arena_queue(connection)
 
             def enqueue(ids: Sequence[str]) -> int:
                 return enqueue_game_sets(queue, ids)

@@ -114,7 +114,7 @@ def _open() -> Database:
 def _create(args: argparse.Namespace) -> int:
     from arena.config import unshared_database_note
     from runner import redis_conn
-    from runner.queue import arena_queue, enqueue_game_sets
+    from runner.queue import arena_queue, check_workers_database, enqueue_game_sets
     from runner.tournament import create_tournament
 
     bots = [b.strip() for b in args.bots.split(",") if b.strip()] or None
@@ -125,15 +125,18 @@ def _create(args: argparse.Namespace) -> int:
             "a gauntlet needs --bots CHAMPION,OPPONENT,...: the first bot named plays each of "
             "the others"
         )
-    enqueue = None
-    if not args.no_enqueue:
-        # Reach Redis before storing anything, so a missing Redis is reported up front.
-        queue = arena_queue(redis_conn.connect())
-
-        def enqueue(ids: Sequence[str]) -> int:
-            return enqueue_game_sets(queue, ids)
-
     with _open() as db:
+        enqueue = None
+        if not args.no_enqueue:
+            # Reach Redis before storing anything, so a missing Redis is reported up front,
+            # and workers that would never see the sets too.
+            connection = redis_conn.connect()
+            check_workers_database(connection, db.shown_url)
+            queue = arena_queue(connection)
+
+            def enqueue(ids: Sequence[str]) -> int:
+                return enqueue_game_sets(queue, ids)
+
         tournament = create_tournament(
             db,
             format=args.format,
@@ -347,20 +350,28 @@ def status_line(
     return "  ".join(parts)
 
 
-def no_worker() -> str | None:
+def no_worker(database: str) -> str | None:
     """Why no set is played, if that is that no worker could take one: none listens on the
-    queue, or Redis is not there (None when a worker is listening: it is busy)."""
+    queue, or Redis is not there, or they store sets in another database than `database` (the
+    tournament's, shown) (None when a worker that could is listening: it is busy)."""
     from runner import queue, redis_conn
 
     connection = redis_conn.answering()
     if connection is None:
         return f"no worker can take a set: Redis ({redis_conn.describe()}) is not running"
+    name = queue.queue_name()
     try:
-        if queue.workers_on(connection):
-            return None
+        if not queue.workers_on(connection):
+            return f"no worker listens on queue {name!r}: start one with `arena worker`"
+        theirs = queue.foreign_databases(connection, database)
     except redis_conn.REDIS_DOWN:
         return f"no worker can take a set: Redis ({redis_conn.describe()}) stopped answering"
-    return f"no worker listens on queue {queue.queue_name()!r}: start one with `arena worker`"
+    if theirs:
+        return (
+            f"the workers on queue {name!r} store game sets in {', '.join(theirs)}, not in this "
+            "tournament's database: start workers on this one"
+        )
+    return None
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -386,7 +397,7 @@ def _status(args: argparse.Namespace) -> int:
                 progress = repo.tournament_progress(session, t.id)
                 waiting = repo.waiting_reason(session, t.id)
             quiet = progress.stalled and not waiting and not progress.silent
-            idle = no_worker() if quiet else None
+            idle = no_worker(db.shown_url) if quiet else None
             line = status_line(t, progress, waiting=waiting, no_worker=idle)
             if line != last:
                 print(

@@ -58,6 +58,48 @@ def test_status_and_list_give_json_for_scripts(
     )
 
 
+def test_sets_queued_for_workers_of_another_database_are_refused_and_status_says_why(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers, tmp_path: Path
+) -> None:
+    # After a move to PostgreSQL, a shell without the workers' ARENA_DATABASE_URL stored its
+    # tournament in SQLite, where no worker looks: its sets stayed queued for good, "waiting
+    # for a free worker", with the embedded Redis not a word said.
+    from runner import redis_conn
+    from runner.queue import workers_databases
+
+    register("random", "greedy")
+    workers.start(count=1)
+    theirs = arena_env["ARENA_DATABASE_URL"]
+    said = lambda: workers_databases(redis_conn.connect()) == [theirs]  # noqa: E731
+    wait_for(said, 60, "the workers to say which database they use")
+    shell = {**arena_env, "ARENA_DATABASE_URL": f"sqlite:///{tmp_path / 'other.db'}"}
+    for bot in ("random", "greedy"):
+        added = arena(shell, "bots", "add", f"sample_agents/bots/{bot}")
+        assert added.returncode == 0, added.stderr
+    queue = arena_env["ARENA_QUEUE"]
+    for command in (
+        ("tournament", "create", "--sets", "1"),
+        ("match", "random", "greedy", "--queue"),
+    ):
+        refused = arena(shell, *command)
+        assert refused.returncode == 2, refused.stdout
+        assert (
+            f"the workers on queue {queue!r} store game sets in {theirs}, and this command in "
+            f"{shell['ARENA_DATABASE_URL']}: none of them could play what it queued"
+        ) in refused.stderr
+    assert "no tournaments yet" in arena(shell, "tournament", "list").stdout  # nothing stored
+
+    stored = _create(shell, "--sets", "1", "--no-enqueue")  # a shell may store without queuing
+    status = arena(shell, "tournament", "status", stored)
+    assert (
+        f"the workers on queue {queue!r} store game sets in {theirs}, not in this tournament's "
+        "database: start workers on this one"
+    ) in status.stdout, status.stdout
+    # Workers of another database need not stop for a copy of this one.
+    copied = arena(shell, "db", "copy", "--to", f"sqlite:///{tmp_path / 'copy.db'}")
+    assert copied.returncode == 0, copied.stderr
+
+
 def test_round_robin_plays_to_the_end_and_status_shows_it(
     arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers
 ) -> None:
