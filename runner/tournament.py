@@ -503,9 +503,10 @@ def retry_failed_sets(db: Database, tournament_id: str, queue: Queue) -> list[st
 
 def retry_hint(tournament: Tournament) -> str:
     """What to run to play a tournament's failed sets again (said wherever sets are given up)."""
+    fixed = "once what failed them is fixed"
     if tournament.limits.get("in_process"):
-        return "run the `arena match` again to play them"
-    return f"`arena tournament retry {tournament.id}` queues them again"
+        return f"run the `arena match` again to play them, {fixed}"
+    return f"`arena tournament retry {tournament.id}` queues them again, {fixed}"
 
 
 def finish_if_done(session: Session, tournament_id: str) -> bool:

@@ -415,6 +415,7 @@ def _status(args: argparse.Namespace) -> int:
             print()
         if progress.failed:
             print(f"{progress.failed} set(s) failed: {retry_hint(t)}")
+            _print_failures(db, t.id)
         if progress.finished:
             _print_results(db, t.id)
     return 0
@@ -436,6 +437,22 @@ def _status_json(args: argparse.Namespace) -> int:
             if not args.follow or status["state"] in ("finished", "failed"):
                 return 0
             time.sleep(args.interval)
+
+
+def _print_failures(db: Database, tournament_id: str, most: int = 3) -> None:
+    """Why sets failed: each different error once, with how many sets it failed."""
+    from collections import Counter
+
+    from arena.storage import repo
+
+    with db.session() as session:
+        errors = Counter(
+            s.error for s in repo.list_game_sets(session, tournament_id, state="failed")
+        )
+    for error, sets in errors.most_common(most):
+        print(f"  {sets} set(s): {error or 'no reason recorded'}")
+    if len(errors) > most:
+        print(f"  and {len(errors) - most} other error(s): the dashboard lists each set's")
 
 
 def _print_results(db: Database, tournament_id: str) -> None:
