@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from arena.commands.types import whole_number
+from arena.config import VARIABLES
 from runner.plan import MAX_SETS
 
 
@@ -13,13 +14,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "scheduler", help="enqueue the nightly round robin on ARENA_NIGHTLY_CRON (one may run)"
     )
     scheduler.add_argument(
-        "--cron", default=None, help="cron expression in UTC (default ARENA_NIGHTLY_CRON)"
+        "--cron",
+        default=None,
+        help="cron expression in UTC (default ARENA_NIGHTLY_CRON, itself "
+        f"{VARIABLES['ARENA_NIGHTLY_CRON'][0]!r} unless set)",
     )
     scheduler.add_argument("--queue", default=None, help="queue name (default ARENA_QUEUE)")
     scheduler.add_argument(
-        "--sets", type=whole_number(1, MAX_SETS), default=2, help="sets per pair each night"
+        "--sets",
+        type=whole_number(1, MAX_SETS),
+        default=2,
+        help="sets per pair each night (default 2)",
     )
-    scheduler.add_argument("--ruleset", default="standard", help="ruleset of the nightly games")
+    scheduler.add_argument(
+        "--ruleset", default="standard", help="ruleset of the nightly games (default standard)"
+    )
     scheduler.set_defaults(func=_run)
 
 

@@ -46,12 +46,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="comma-separated name@version or names (latest version); default: all active bots",
     )
     create.add_argument(
-        "--sets", type=whole_number(1, MAX_SETS), default=2, help="duplicate game sets per pair"
+        "--sets",
+        type=whole_number(1, MAX_SETS),
+        default=2,
+        help="duplicate game sets per pair (default 2)",
     )
     create.add_argument(
         "--ruleset",
         default="standard",
-        help='a ruleset name, or a JSON object such as \'{"name": "standard", "max_hands": 3}\'',
+        help='a ruleset name, or a JSON object such as \'{"name": "standard", "max_hands": 3}\' '
+        "(default standard)",
     )
     create.add_argument("--seed", type=int, default=None, help="seed of the plan (default: random)")
     create.add_argument(
@@ -76,7 +80,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lst.add_argument(
         "--limit", type=whole_number(1, 10_000), default=20, help="list at most this many (20)"
     )
-    lst.add_argument("--json", action="store_true", help=f"print JSON, as {_API}s does")
+    lst.add_argument(
+        "--json", action="store_true", help=f"print JSON: the list of tournaments {_API}s gives"
+    )
     lst.set_defaults(func=_list)
 
     status = sub.add_parser("status", help="show a tournament's progress")

@@ -10,7 +10,13 @@ from arena.commands.types import seconds, whole_number
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     worker = subparsers.add_parser(
-        "worker", help="play queued game sets (N worker processes and the reconciler)"
+        "worker",
+        help="play queued game sets (N worker processes and the reconciler)",
+        description="Run N RQ worker processes that play the game sets queued on ARENA_QUEUE "
+        "(on ARENA_REDIS_URL, or the embedded Redis) through the game master at "
+        "ARENA_GAME_MASTER, storing results in ARENA_DATABASE_URL; a worker that dies is "
+        "started again, and its set played again. The reconciler queues again what Redis lost. "
+        "Ctrl-C or SIGTERM: finish the sets being played, then stop (twice: stop now).",
     )
     worker.add_argument(
         "--count", type=whole_number(1, 256), default=1, help="worker processes (default 1)"
