@@ -227,7 +227,13 @@ def _settle(
                 file=sys.stderr,
             )
         else:  # a set a worker had already started plays on, and counts
-            repo.drop_unstarted_sets(session, tournament_id, unplayed)
+            started = len(unplayed) - repo.drop_unstarted_sets(session, tournament_id, unplayed)
+            if started:
+                print(
+                    f"note: {started} more set(s) had started on the workers when the test "
+                    "decided: they are played to the end and count in the ratings, not in the "
+                    "test"
+                )
         finish_if_done(session, tournament_id)
     if queued and unplayed:
         from runner import redis_conn

@@ -9,7 +9,7 @@ import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
@@ -171,6 +171,30 @@ def test_a_set_dropped_from_its_match_is_not_played(
             assert repo.drop_unstarted_sets(session, t.id, [dropped]) == 1
         outcome = run_game_set(db, dropped, c)
     assert (outcome.recorded, outcome.state) == (False, "dropped")
+
+
+def test_sets_already_started_when_the_test_decided_are_said_to_play_on(
+    arena_env: dict[str, str], register: Callable[..., list[str]], capsys: Any
+) -> None:
+    # `arena match --queue`: "H1 accepted after 12 sets", and 14 played and rated, unexplained.
+    from arena.commands.match import _settle
+    from runner.tournament import create_tournament
+
+    register("greedy", "random")
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db:
+        t = create_tournament(
+            db, format="gauntlet", bots=["greedy", "random"], sets=4, ruleset=QUICK, seed=1
+        )
+        with db.session() as session:
+            set_ids = [s.id for s in repo.list_game_sets(session, t.id)]
+            assert repo.mark_set_running(session, set_ids[2])  # a worker took it
+        _settle(db, t.id, set_ids, 1, queued=False)  # decided after the first set
+        with db.session() as session:
+            assert [s.id for s in repo.list_game_sets(session, t.id)] == set_ids[:1] + set_ids[2:3]
+    assert capsys.readouterr().out == (
+        "note: 1 more set(s) had started on the workers when the test decided: they are played "
+        "to the end and count in the ratings, not in the test\n"
+    )
 
 
 def test_a_set_of_a_tournament_in_another_database_says_so(
