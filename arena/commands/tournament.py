@@ -26,7 +26,7 @@ BAR_WIDTH = 30
 
 
 _ID_HELP = "the tournament's id, as tournament create printed it and tournament list shows it"
-_API = "the dashboard's /api/tournament"  # whose queries --json shares
+_API = "the dashboard's /api/tournaments"  # whose queries --json shares
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -80,9 +80,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lst.add_argument(
         "--limit", type=whole_number(1, 10_000), default=20, help="list at most this many (20)"
     )
-    lst.add_argument(
-        "--json", action="store_true", help=f"print JSON: the list of tournaments {_API}s gives"
-    )
+    lst.add_argument("--json", action="store_true", help=f"print JSON: the list {_API} gives")
     lst.set_defaults(func=_list)
 
     status = sub.add_parser("status", help="show a tournament's progress")
@@ -91,7 +89,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     status.add_argument(
         "--json",
         action="store_true",
-        help=f"print JSON, as {_API}s/ID/status does; with --follow a line at each change",
+        help=f"print JSON, as {_API}/ID/status gives it; with --follow a line at each change",
     )
     status.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
     status.set_defaults(func=_status)
@@ -358,8 +356,8 @@ def status_line(
 
 def no_worker(database: str) -> str | None:
     """Why no set is played, if that is that no worker could take one: none listens on the
-    queue, or Redis is not there, or they store sets in another database than `database` (the
-    tournament's, shown) (None when a worker that could is listening: it is busy)."""
+    queue, Redis is not there, or they store sets in another database than `database`, the
+    tournament's. None when a worker that could take one listens: it is busy."""
     from runner import queue, redis_conn
 
     connection = redis_conn.answering()
