@@ -127,15 +127,22 @@ def test_agent_sees_exactly_the_documented_environment(
 def test_bare_command_name_is_resolved_on_the_workers_path_before_the_env_is_cleaned(
     launched: Launched, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    bot = _program_on_path(monkeypatch, tmp_path, 'echo "$0|$PATH" >&2')
+    agent = launch(launched, spec_for("mybot", directory=tmp_path))
+    assert agent.wait(timeout=10) == 0
+    assert agent.stderr_text().strip() == f"{bot}|{bot.parent}:/usr/bin:/bin"
+
+
+def _program_on_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, script: str) -> Path:
+    """An executable `mybot` running the shell `script`, in a directory first on the worker's
+    PATH, but not the agents'."""
     tools = tmp_path / "tools"
     tools.mkdir()
     bot = tools / "mybot"
-    bot.write_text('#!/bin/sh\necho "$0|$PATH" >&2\n')
+    bot.write_text(f"#!/bin/sh\n{script}\n")
     bot.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
-    agent = launch(launched, spec_for("mybot", directory=tmp_path))
-    assert agent.wait(timeout=10) == 0
-    assert agent.stderr_text().strip() == f"{bot}|{tools}:/usr/bin:/bin"
+    return bot
 
 
 def test_arena_in_a_command_is_this_arena_though_the_worker_has_no_arena_on_path(
@@ -152,12 +159,7 @@ def test_the_stdio_bridges_program_is_found_on_the_workers_path_too(
 ) -> None:
     # The bridge looked for it on the agent's own PATH (the arena's and /usr/bin:/bin): a bot
     # run by a program in /usr/local/bin forfeited every game, after registering fine.
-    tools = tmp_path / "tools"
-    tools.mkdir()
-    bot = tools / "mybot"
-    bot.write_text('#!/bin/sh\necho "started $0" >&2\nsleep 30\n')
-    bot.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tools}:/usr/bin:/bin")
+    bot = _program_on_path(monkeypatch, tmp_path, 'echo "started $0" >&2\nsleep 30')
     agent = launch(launched, spec_for("arena", "stdio-agent", "--", "mybot", directory=tmp_path))
     wait_for(lambda: "started" in agent.stderr_text(), timeout=30)
     assert f"started {bot}" in agent.stderr_text()

@@ -15,7 +15,7 @@ import pytest
 
 from arena.gamemaster.client import GameMasterClient
 from arena.gamemaster.server import start_in_thread
-from arena.storage import open_database, repo
+from arena.storage import Database, open_database, repo
 from runner import tournament
 from tests.runner.conftest import (
     ARENA,
@@ -223,6 +223,25 @@ def test_a_worker_told_a_host_name_that_does_not_resolve_says_so(arena_env: dict
     ) in started.stderr, started.stderr
 
 
+def _turned_away_for_free(db: Database, client: GameMasterClient, why: str, waiting: str) -> str:
+    """The id of a new set that `client`'s game master turns away more often than the set's
+    attempts allow: GameMasterDown saying `why` each time, and the set still queued with no
+    attempt spent, waiting for the reason `waiting` says."""
+    t = tournament.create_tournament(
+        db, format="round-robin", bots=None, sets=1, ruleset=QUICK, seed=1
+    )
+    with db.session() as session:
+        [set_id] = [s.id for s in repo.list_game_sets(session, t.id)]
+    for _ in range(4):  # more than its attempts
+        with pytest.raises(tournament.GameMasterDown, match=why):
+            tournament.run_game_set(db, set_id, client)
+    with db.session() as session:
+        game_set = repo.get_game_set(session, set_id)
+        assert (game_set.state, game_set.attempts) == ("queued", 0)
+        assert waiting in repo.waiting_reason(session, t.id)
+    return set_id
+
+
 def test_a_set_refused_by_the_game_master_waits_without_spending_attempts(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
@@ -233,18 +252,7 @@ def test_a_set_refused_by_the_game_master_waits_without_spending_attempts(
         start_in_thread(admin_token="s3cret") as locked,
         GameMasterClient(locked.address, admin_token="wrong") as client,
     ):
-        t = tournament.create_tournament(
-            db, format="round-robin", bots=None, sets=1, ruleset=QUICK, seed=1
-        )
-        with db.session() as session:
-            [set_id] = [s.id for s in repo.list_game_sets(session, t.id)]
-        for _ in range(4):  # more than its attempts
-            with pytest.raises(tournament.GameMasterDown, match="refused this worker"):
-                tournament.run_game_set(db, set_id, client)
-        with db.session() as session:
-            game_set = repo.get_game_set(session, set_id)
-            assert (game_set.state, game_set.attempts) == ("queued", 0)
-            assert "waits for a worker it accepts" in repo.waiting_reason(session, t.id)
+        _turned_away_for_free(db, client, "refused this worker", "waits for a worker it accepts")
 
 
 def test_a_set_the_game_master_has_no_room_for_waits_without_spending_attempts(
@@ -260,18 +268,7 @@ def test_a_set_the_game_master_has_no_room_for_waits_without_spending_attempts(
         GameMasterClient(full.address) as client,
     ):
         client.open_game(game_id="holding-the-only-room")
-        t = tournament.create_tournament(
-            db, format="round-robin", bots=None, sets=1, ruleset=QUICK, seed=1
-        )
-        with db.session() as session:
-            [set_id] = [s.id for s in repo.list_game_sets(session, t.id)]
-        for _ in range(4):  # more than its attempts
-            with pytest.raises(tournament.GameMasterDown, match="no room for another game"):
-                tournament.run_game_set(db, set_id, client)
-        with db.session() as session:
-            game_set = repo.get_game_set(session, set_id)
-            assert (game_set.state, game_set.attempts) == ("queued", 0)
-            assert "the set waits for room" in repo.waiting_reason(session, t.id)
+        set_id = _turned_away_for_free(db, client, "no room for another game", "waits for room")
         client.abort_game("holding-the-only-room")
         outcome = tournament.run_game_set(db, set_id, client)  # room again: it is played
         assert outcome.state == "done", outcome
