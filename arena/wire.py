@@ -22,6 +22,9 @@ from arena.observation import Observation, SeenTrick
 from arena.rulesets import Ruleset
 
 PROTOCOL_VERSION = 1
+# The agent_version the stdio bridge gives in its Hello, whatever agent name it was given
+# (`arena stdio-agent --name`): "stdio-json/1".
+STDIO_AGENT_VERSION = "stdio-json/"
 SERVICE = "sixtythree.v1.GameMaster"
 # Full method names, for handlers and stubs built without the generated *_pb2_grpc module.
 PLAY = f"/{SERVICE}/Play"

@@ -282,7 +282,7 @@ class StdioBridge:
                 seat_token=token,
                 protocol_version=wire.PROTOCOL_VERSION,
                 agent_name=self.agent_name,
-                agent_version=f"stdio-json/{messages.JSON_PROTOCOL_VERSION}",
+                agent_version=f"{wire.STDIO_AGENT_VERSION}{messages.JSON_PROTOCOL_VERSION}",
             )
         )
         async with grpc.aio.insecure_channel(address) as channel:

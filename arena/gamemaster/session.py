@@ -53,12 +53,12 @@ class Outbox(Protocol):
 _EVENTS_TAG = b"\x32"
 
 
-def _answering_nothing(reply: pb.Reply, pending: _Pending | None, agent: str) -> str:
-    """A fault's detail for a reply that answers no request, with what it said. `agent`, the
-    Hello's agent name, tells the stdio bridge ("stdio:..."), whose bots give no request_id:
-    it sends 0 for a line printed while no decision waited."""
+def _answering_nothing(reply: pb.Reply, pending: _Pending | None, agent_version: str) -> str:
+    """A fault's detail for a reply that answers no request, with what it said. The Hello's
+    `agent_version` tells the stdio bridge, whose bots give no request_id: it sends 0 for a line
+    printed while no decision waited."""
     rid = reply.request_id
-    if rid == 0 and agent.startswith("stdio:"):
+    if rid == 0 and agent_version.startswith(wire.STDIO_AGENT_VERSION):
         what = "a line printed while no decision waited (stdout is for replies only)"
     elif rid == 0:
         what = (
@@ -245,7 +245,7 @@ class GameSession:
                 # waited (a JVM's warning on stdout at start-up cost the first decision too).
                 self._unsolicited(st)
                 if not self.finished:
-                    problem = _answering_nothing(msg.reply, pending, st.hello_name)
+                    problem = _answering_nothing(msg.reply, pending, st.hello_version)
                     self._fault_between_decisions(st, FaultKind.MALFORMED, problem, rid)
                 return
             problem = f"reply to unknown request id {rid} (never sent)"
