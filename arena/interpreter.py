@@ -28,8 +28,9 @@ def arena_command(argv: Sequence[str]) -> list[str]:
 def bridged_at(argv: Sequence[str]) -> int | None:
     """Where in `argv` (as arena_command gives it) the command the stdio bridge runs begins,
     the word after its '--'; None if `argv` runs no bridge, or a bridge with no command."""
-    runs_arena = list(argv[1:3]) in (["-m", "arena.cli"], ["-m", "arena"])
-    if not (runs_arena and "stdio-agent" in argv and "--" in argv):
+    words = list(argv)
+    runs_arena = words[1:3] in (["-m", "arena.cli"], ["-m", "arena"])
+    if not (runs_arena and "stdio-agent" in words and "--" in words):
         return None
-    at = list(argv).index("--") + 1
-    return at if at < len(argv) else None
+    at = words.index("--") + 1
+    return at if at < len(words) else None

@@ -294,10 +294,10 @@ def _report_processes(
                 continue
             # Another seat's forfeit ended the game before this one dialled in; or other
             # seats gone ended it as aborted, and this one was refused when it came (its
-            # token's game over), as agents are refused: not its own failure.
-            late = outcome.reason == "forfeit" or code in (EXIT_REFUSED, None)
-            ended = outcome.reason in ("forfeit", "aborted")
-            if not report.connected and ended and late and not forfeited:
+            # token's game over), or not yet there: not its own failure.
+            refused = outcome.reason == "aborted" and code in (EXIT_REFUSED, None)
+            ended_first = outcome.reason == "forfeit" or refused
+            if not report.connected and ended_first and not forfeited:
                 print(f"game {g + 1} seat {seat} ({seat_names[g][seat]}): the game ended first")
                 continue
             kinds = ", ".join(f"{n} {k}" for k, n in report.faults_by_kind.items() if n)
