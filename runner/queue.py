@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import redis
@@ -90,6 +90,18 @@ def check_workers_database(connection: redis.Redis, shown_url: str) -> None:
             f"this command in {shown_url}: none of them could play what it queued. Give it "
             "their database (ARENA_DATABASE_URL), or start workers on this one"
         )
+
+
+def enqueuer_for(shown_url: str) -> Callable[[Sequence[str]], int]:
+    """What queues the game sets a command stores in `shown_url`. It reaches Redis and checks
+    the queue's workers first, so that a missing Redis, or workers that would never see the
+    sets, are reported before anything is stored."""
+    from runner import redis_conn
+
+    connection = redis_conn.connect()
+    check_workers_database(connection, shown_url)
+    queue = arena_queue(connection)
+    return lambda ids: enqueue_game_sets(queue, ids)
 
 
 def fetch_job(connection: redis.Redis, job_id: str) -> Job | None:

@@ -13,8 +13,6 @@ from arena.commands.types import whole_number
 from runner.plan import MAX_SETS
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from arena.ratings import Sprt
     from arena.storage import Database
 
@@ -71,22 +69,13 @@ def _run(args: argparse.Namespace) -> int:
     from arena.config import database_url, unshared_database_note
     from arena.ratings import Sprt
     from arena.storage import open_database, repo
+    from runner.queue import enqueuer_for
     from runner.tournament import create_tournament
 
     elo0, elo1 = _parse_sprt(args.sprt)
     sprt = Sprt(elo0, elo1, alpha=args.alpha, beta=args.beta)
     with open_database(database_url()) as db:
-        enqueue = None
-        if args.queue:
-            from runner import redis_conn
-            from runner.queue import arena_queue, check_workers_database, enqueue_game_sets
-
-            connection = redis_conn.connect()
-            check_workers_database(connection, db.shown_url)
-            queue = arena_queue(connection)
-
-            def enqueue(ids: Sequence[str]) -> int:
-                return enqueue_game_sets(queue, ids)
+        enqueue = enqueuer_for(db.shown_url) if args.queue else None
 
         # A gauntlet of A against B: A is always the set's bot a, so score_a is A's points.
         tournament = create_tournament(

@@ -117,8 +117,7 @@ def _open() -> Database:
 
 def _create(args: argparse.Namespace) -> int:
     from arena.config import unshared_database_note
-    from runner import redis_conn
-    from runner.queue import arena_queue, check_workers_database, enqueue_game_sets
+    from runner.queue import enqueuer_for
     from runner.tournament import create_tournament
 
     bots = [b.strip() for b in args.bots.split(",") if b.strip()] or None
@@ -130,16 +129,7 @@ def _create(args: argparse.Namespace) -> int:
             "the others"
         )
     with _open() as db:
-        enqueue = None
-        if not args.no_enqueue:
-            # Reach Redis before storing anything, so a missing Redis is reported up front,
-            # and workers that would never see the sets too.
-            connection = redis_conn.connect()
-            check_workers_database(connection, db.shown_url)
-            queue = arena_queue(connection)
-
-            def enqueue(ids: Sequence[str]) -> int:
-                return enqueue_game_sets(queue, ids)
+        enqueue = None if args.no_enqueue else enqueuer_for(db.shown_url)
 
         tournament = create_tournament(
             db,
