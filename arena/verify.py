@@ -24,6 +24,7 @@ _KEY_EVENTS = ("deal", "action", "hand_end", "game_end")
 # told by game_end's reason and forfeit_seat).
 _DERIVED_EVENTS = ("discard", "give", "draw", "out", "trick", "dead", "forfeit")
 _HEADER_FIELDS = ("ruleset", "game_id", "first_dealer", "seats")
+_REASONS = ("target", "max_hands", "forfeit")
 _FAULTS = tuple(kind.value for kind in FaultKind)
 _COMPARED = {
     "deal": ("hand", "dealer", "hands", "stock"),
@@ -96,7 +97,16 @@ def verify_text(text: str, name: str = "<record>") -> Verified:
                 f"{name}: line {number}: blank (a record is one JSON object per line)"
             )
         try:
-            value = json.loads(raw, object_pairs_hook=_unique_keys)
+            value = json.loads(raw, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+            if "\\u" in raw:  # an escaped lone surrogate is no UTF-8 text (RECORD.md)
+                json.dumps(value, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            raise RecordError(
+                f"{name}: line {number}: a \\u escape of half a surrogate pair, which is no "
+                "character: a record is UTF-8 text"
+            ) from None
+        except _NotJson as exc:
+            raise RecordError(f"{name}: line {number}: {exc} is not JSON (RFC 8259)") from None
         except json.JSONDecodeError as exc:
             raise RecordError(
                 f"{name}: line {number}, column {exc.colno}: not JSON ({exc.msg})"
@@ -111,6 +121,23 @@ def verify_text(text: str, name: str = "<record>") -> Verified:
     if not lines:
         raise RecordError(f"{name}: empty record")
     return _Replay(name, lines).run()
+
+
+def _fault_limit(head: dict[str, Any]) -> int | None:
+    """The header's fault limit, if it gives one (records of in-process play have none)."""
+    limits = head.get("limits")
+    limit = limits.get("fault_limit") if isinstance(limits, dict) else None
+    return limit if isinstance(limit, int) and _is_int(limit) and limit > 0 else None
+
+
+class _NotJson(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> None:
+    """NaN and Infinity: Python's json reads them, but they are no JSON, and other readers
+    of the record refuse them."""
+    raise _NotJson(name)
 
 
 class _DuplicateKey(ValueError):
@@ -177,7 +204,9 @@ class _Replay:
         self.game = game = Game(ruleset, head.get("seed", 0), first_dealer, self._provider(deals))
         self.events = game.events  # the engine's lines; the record is checked against them
         self.next_event = 0  # the first engine line no record line has matched yet
-        decisions = faults = 0
+        self.fault_limit = _fault_limit(head)
+        self.seat_faults = [0, 0, 0, 0]
+        decisions = 0
         ended = False
         for number, line in self.lines[1:]:
             self.line_number = number
@@ -187,21 +216,22 @@ class _Replay:
             ended = kind == "game_end"
             if _is_int(line.get("hand")):
                 self.hand = line["hand"]
+            self._check_forfeit_due(line)
+            if ended and line.get("reason") not in _REASONS:
+                raise self.fail(
+                    f"game_end reason {line.get('reason')!r}; RECORD.md allows "
+                    f"{', '.join(_REASONS)} (an aborted game has no result, so no record)"
+                )
             if kind == "action":
                 self._apply(game, line)
                 decisions += 1
-                faults += "fault" in line
             elif kind == "fault":  # a fault between decisions: no action was played for it
                 self._check_fault(line)
-                faults += 1
                 continue
             elif kind == "forfeit":
                 self._forfeit(line.get("seat"))
             elif kind == "game_end" and line.get("reason") == "forfeit" and not game.is_over:
                 self._forfeit(line.get("forfeit_seat"))  # with no forfeit line before it
-            elif kind == "game_end" and line.get("reason") == "aborted" and not game.is_over:
-                # Not a rule: the game master stopped the game (shutdown); nothing to re-derive.
-                game.abort(str(line.get("detail", "")))
             if kind in _KEY_EVENTS:
                 self._match_key(kind, line)
             elif kind in _DERIVED_EVENTS:
@@ -217,7 +247,7 @@ class _Replay:
             ruleset=ruleset.name if named else f"{ruleset.name} (custom parameters)",
             hands=game.hand_number,
             decisions=decisions,
-            faults=faults,
+            faults=sum(self.seat_faults),
             scores=(game.scores[0], game.scores[1]),
             winner=game.winner,
             reason=game.end_reason or "",
@@ -304,10 +334,37 @@ class _Replay:
                 raise self.fail(f"bad header: seat {s} names no agent (a string)")
 
     def _check_fault(self, line: dict[str, Any]) -> None:
+        """A fault of a kind RECORD.md names, counted for its seat's fault limit."""
         if line.get("fault") not in _FAULTS:
             raise self.fail(
                 f"fault is {line.get('fault')!r}; RECORD.md allows {', '.join(_FAULTS)}"
             )
+        seat = line.get("seat")
+        if not isinstance(seat, int) or not _is_int(seat) or seat not in range(4):
+            raise self.fail(f"a fault line needs the seat (0-3) that faulted, not {seat!r}")
+        self.seat_faults[seat] += 1
+
+    def _forfeit_due(self) -> int | None:
+        """The seat that has reached the header's fault limit in a game still on: the game
+        master forfeits it at once (ARCHITECTURE §4), so the next key line is its forfeit."""
+        if self.fault_limit is None or self.game.is_over:
+            return None
+        return next((s for s, n in enumerate(self.seat_faults) if n >= self.fault_limit), None)
+
+    def _check_forfeit_due(self, line: dict[str, Any]) -> None:
+        seat = self._forfeit_due()
+        kind = line.get("event")
+        if seat is None or kind not in (*_KEY_EVENTS, "fault", "forfeit"):
+            return
+        if kind == "forfeit" and line.get("seat") == seat:
+            return
+        if kind == "game_end" and line.get("forfeit_seat") == seat:
+            return
+        raise self.fail(
+            f"seat {seat} reached the fault limit ({self.fault_limit} faults, the header's "
+            f"limits) but did not forfeit: the game master forfeits such a seat at once "
+            "(ARCHITECTURE §4)"
+        )
 
     def _apply(self, game: Game, line: dict[str, Any]) -> None:
         seat, text = line.get("seat"), line.get("action")
@@ -319,6 +376,14 @@ class _Replay:
             )
         if "fault" in line:
             self._check_fault(line)
+            legal = None if game.is_over else game.legal()
+            fallback = legal.first() if legal is not None and legal.seat == seat else None
+            if fallback is not None and not _same(text, str(fallback)):
+                raise self.fail(
+                    f"seat {seat}'s {line['fault']} fault played {text!r}, but the game master "
+                    "plays the first legal action in canonical order for a faulting seat, "
+                    f"{str(fallback)!r} (ARCHITECTURE §4)"
+                )
         try:
             game.apply(parse_action(text if isinstance(text, str) else repr(text)), seat)
         except RecordError:

@@ -389,10 +389,7 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"FAIL {exc}", file=sys.stderr)
             failed += 1
             continue
-        if v.reason == "aborted":  # stopped by the platform: not a draw, no result at all
-            winner = "no result"
-        else:
-            winner = "draw" if v.winner is None else f"team {v.winner} wins"
+        winner = "draw" if v.winner is None else f"team {v.winner} wins"
         print(
             f"OK   {name}: {v.ruleset}, {v.hands} hands, {v.decisions} decisions, "
             f"{v.faults} faults, {winner}, {v.scores[0]} to {v.scores[1]} ({v.reason})"

@@ -145,13 +145,20 @@ def test_not_json_is_refused_with_its_line() -> None:
         verify_text("\n".join(lines), "cut.jsonl")
 
 
-def test_an_aborted_game_verifies_as_aborted() -> None:
+def test_an_aborted_game_is_refused_as_no_record() -> None:
+    # RECORD.md's results are target, max_hands and forfeit: an aborted game has none, and
+    # everything before its game_end line must still check (the refusal names that line).
     game = Game(STANDARD, 3)
     for _ in range(30):
         game.apply(game.legal().first())
     game.abort("the game master shut down")
-    verified = verify_text(game_record(game, AGENTS, "aborted"))
-    assert verified.reason == "aborted" and verified.winner is None
+    text = game_record(game, AGENTS, "aborted")
+    with pytest.raises(
+        RecordError,
+        match=rf"line {len(text.splitlines())}: game_end reason "
+        r"'aborted'.*an aborted game has no result, so no record",
+    ):
+        verify_text(text)
 
 
 def _finished_record() -> list[dict[str, Any]]:
@@ -304,18 +311,15 @@ def test_a_custom_ruleset_under_a_standard_name_is_reported_as_custom() -> None:
     assert verify_text(_text(lines)).ruleset == "standard (custom parameters)"
 
 
-def test_cli_says_an_aborted_game_has_no_result(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cli_refuses_an_aborted_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     game = Game(STANDARD, 3)
     for _ in range(30):
         game.apply(game.legal().first())
     game.abort("the game master shut down")
     path = tmp_path / "aborted.jsonl"
     path.write_text(game_record(game, AGENTS, "aborted"))
-    assert main(["verify", str(path)]) == 0
-    out = capsys.readouterr().out
-    assert "faults, no result, " in out and out.endswith("(aborted)\n") and "draw" not in out
+    assert main(["verify", str(path)]) == 1
+    assert "an aborted game has no result, so no record" in capsys.readouterr().err
 
 
 def test_a_forfeit_verifies_and_names_the_losing_team() -> None:
@@ -351,3 +355,71 @@ def test_cli_exit_status_and_messages(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["verify", str(good), str(bad)]) == 1
     err = capsys.readouterr().err
     assert f"FAIL {bad}: hand 1, line" in err and "points" in err
+
+
+def _faulting_game(seat: int, faults: int, *, forfeit: bool, played: int = 40) -> Game:
+    """A game whose `seat` faults on its first `faults` decisions, each played as the
+    fallback; then it forfeits, or the game goes on."""
+    game = Game(STANDARD, 3)
+    for _ in range(played):
+        legal = game.legal()
+        if legal.seat == seat and faults:
+            game.apply(legal.first(), seat, fault="timeout", detail="no reply", ms=10)
+            faults -= 1
+            if not faults and forfeit:
+                game.forfeit(seat, "fault limit")
+                break
+        else:
+            game.apply(legal.first())
+    return game
+
+
+def test_a_seat_at_the_fault_limit_must_forfeit() -> None:
+    limits = {"fault_limit": 2}
+    kept_on = game_record(_faulting_game(1, 2, forfeit=False), AGENTS, "g", limits=limits)
+    lines = kept_on.splitlines()
+    lines.append(
+        json.dumps({"event": "game_end", "scores": [0, 0], "winner": None, "reason": "max_hands"})
+    )
+    with pytest.raises(RecordError, match="seat 1 reached the fault limit .2 faults"):
+        verify_text("\n".join(lines))
+    forfeited = _faulting_game(1, 2, forfeit=True)
+    verified = verify_text(game_record(forfeited, AGENTS, "g", limits=limits))
+    assert (verified.faults, verified.reason, verified.winner) == (2, "forfeit", 0)
+    # Without a limit in the header (in-process play) faults are only counted.
+    assert verify_text(game_record(_faulting_game(1, 3, forfeit=True), AGENTS, "g")).faults == 3
+
+
+def test_a_fault_is_played_as_the_fallback() -> None:
+    game = Game(STANDARD, 3)
+    legal = game.legal()
+    chosen = legal.all()[-1]
+    assert chosen != legal.first()
+    game.apply(chosen, legal.seat, fault="illegal", detail="x", ms=1)
+    with pytest.raises(
+        RecordError,
+        match=rf"line 3: seat {legal.seat}'s illegal fault played '{chosen}', but the "
+        rf"game master plays .* '{legal.first()}'",
+    ):
+        verify_text(game_record(game, AGENTS, "g"))
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda raw: raw[:-1] + ', "x": NaN}', "NaN is not JSON"),
+        (lambda raw: raw[:-1] + ', "ms": -Infinity}', "-Infinity is not JSON"),
+        (lambda raw: raw[:-1] + ', "note": "\\ud800"}', "half a surrogate pair"),
+    ],
+    ids=["NaN", "Infinity", "lone surrogate"],
+)
+def test_what_python_reads_but_json_is_not_is_refused(
+    edit: Callable[[str], str], said: str
+) -> None:
+    lines = _record().splitlines()
+    lines[2] = edit(lines[2])
+    with pytest.raises(RecordError, match=f"line 3: .*{said}"):
+        verify_text("\n".join(lines))
+    # An escaped character that is one is read as it.
+    lines[2] = _record().splitlines()[2][:-1] + ', "note": "\\u00e9t\\u00e9"}'
+    assert verify_text("\n".join(lines)).decisions > 0
