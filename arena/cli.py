@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -86,9 +87,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+# Options whose value may start with a minus that argparse would take for an option of its own
+# (`--sprt -10,10`: only a bare negative number is known to it as a value).
+_SIGNED_VALUES = ("--sprt",)
+
+
+def _attach_signed_values(argv: Sequence[str]) -> list[str]:
+    """`--sprt -10,10` as `--sprt=-10,10`; nothing after a `--`, which starts a bot's command."""
+    out: list[str] = []
+    rest = iter(argv)
+    for arg in rest:
+        if arg == "--":
+            return [*out, arg, *rest]
+        value = next(rest, None) if arg in _SIGNED_VALUES else None
+        if value is None:
+            out.append(arg)
+        elif re.fullmatch(r"-\d[\d.]*,.*", value):
+            out.append(f"{arg}={value}")
+        else:
+            out += [arg, value]
+    return out
+
+
 def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
+    args, unknown = parser.parse_known_args(
+        _attach_signed_values(sys.argv[1:] if argv is None else argv)
+    )
     if unknown:  # argparse would show the top-level usage, which does not list them
         _chosen(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:

@@ -522,3 +522,25 @@ def test_an_unknown_option_shows_its_own_commands_usage(
     assert result.returncode == 2
     assert result.stderr.startswith(usage), result.stderr
     assert f"error: unrecognized arguments: {unknown}\n" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "parsed"),
+    [
+        (["match", "a", "b", "--sprt", "-10,10"], ["match", "a", "b", "--sprt=-10,10"]),
+        (["match", "a", "b", "--sprt", "0,20"], ["match", "a", "b", "--sprt", "0,20"]),
+        (["match", "a", "--sprt", "--queue"], ["match", "a", "--sprt", "--queue"]),
+        (
+            ["stdio-agent", "--", "bot", "--sprt", "-1,1"],
+            ["stdio-agent", "--", "bot", "--sprt", "-1,1"],
+        ),
+    ],
+    ids=["negative elo0", "positive", "no value", "a bot's own argument"],
+)
+def test_a_negative_sprt_bound_is_the_options_value(argv: list[str], parsed: list[str]) -> None:
+    # argparse takes "-10,10" for an option (only bare negative numbers are values to it).
+    from arena.cli import _attach_signed_values, build_parser
+
+    assert _attach_signed_values(argv) == parsed
+    if argv[0] == "match" and "--queue" not in argv:
+        assert build_parser().parse_args(parsed).sprt == argv[-1]

@@ -98,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
         print(
             f"match {tournament.id}: {a_ref} vs {b_ref}, up to {len(set_ids)} sets, "
             f"SPRT elo0={elo0:g} elo1={elo1:g} alpha={args.alpha:g} beta={args.beta:g}, "
-            f"bounds [{sprt.lower_bound:.2f}, {sprt.upper_bound:.2f}]"
+            f"bounds [{sprt.lower_bound:.3f}, {sprt.upper_bound:.3f}]"
         )
         follow = _follow_queue if args.queue else _play_here
         played: int | None = None
@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
         "H0": f"H0 accepted: {a_ref} is not stronger by {elo1:g} Elo (at most {elo0:g})",
         None: "no decision within the sets allowed",
     }[sprt.decision]
-    print(f"{verdict} after {sprt.sets} sets (LLR {sprt.llr:.2f})")
+    print(f"{verdict} after {sprt.sets} sets (LLR {sprt.llr:.3f})")
     if sprt.sets == 0:  # every set failed: not a match that found no difference
         print(
             f"arena match: no set of {tournament.id} was played to a result; see the failures "
@@ -133,8 +133,8 @@ def _report(
 
     shown = "failed" if score is None else f"{score:g}/2"
     print(
-        f"set {index}/{total}: A {shown}  LLR {sprt.llr:+.2f}  "
-        f"[{sprt.lower_bound:.2f}, {sprt.upper_bound:.2f}]  counts {list(sprt.counts)}",
+        f"set {index}/{total}: A {shown}  LLR {sprt.llr:+.3f}  "
+        f"[{sprt.lower_bound:.3f}, {sprt.upper_bound:.3f}]  counts {list(sprt.counts)}",
         flush=True,
     )
     with db.session() as session:
