@@ -29,7 +29,7 @@ from arena.gamemaster.early_exit import EarlyExitWatch, gone_before_connecting
 from arena.gamemaster.policy import DISCONNECTED, GameLimits
 from arena.gamemaster.status import SHUTTING_DOWN
 from arena.storage import FaultInfo, GameResult
-from arena.storage.models import BotVersion
+from arena.storage.models import BotVersion, utcnow
 from runner.launch import (
     AgentLimits,
     AgentSpec,
@@ -392,6 +392,7 @@ def play_game(
                 "played again"
             )
         played = time.monotonic()
+        finished = utcnow()  # the game's end, not its set's: a set's games end minutes apart
         deaths = _deaths(agents, result.forfeit_seat, result.detail)
         forfeiter = _forfeiter_stderr(agents, result.forfeit_seat, deaths)
     except BaseException:
@@ -433,6 +434,7 @@ def play_game(
         seed=seed,
         first_dealer=first_dealer,
         ruleset=ruleset,
+        finished=finished,
     )
 
 

@@ -23,7 +23,7 @@ import redis
 
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, Progress, open_database, repo
-from arena.storage.models import Game, Tournament
+from arena.storage.models import Game, GameSet, Tournament
 from tests.runner.conftest import (
     ARENA,
     QUICK,
@@ -75,6 +75,10 @@ def test_running_a_set_again_records_exactly_one_result(
             assert sorted(r.games for r in ratings) == [2, 2]
             history = repo.rating_history(session, "greedy@1", QUICK)
             assert [h.game_id for h in history] == [f"{set_id}-g0", f"{set_id}-g1"]
+            # Each game is stamped when it ended, not when its set was stored.
+            ended = [g.finished for g in session.query(Game).filter(Game.game_set_id == set_id)]
+            stored = session.get(GameSet, set_id).finished
+            assert len(set(ended)) == 2 and max(ended) < stored, (ended, stored)
 
 
 def test_a_set_played_twice_at_once_records_one_runs_games_never_an_aborted_one(
