@@ -41,6 +41,8 @@ def _tournament_dict(t: Tournament, progress: Progress) -> dict[str, Any]:
         # reads the dashboard would know the cards of the games still to come.
         "seed": t.seed if progress.total and progress.done == progress.total else None,
         "sets_per_pair": t.sets_per_pair,
+        # Fewer than sets_per_pair for a match its SPRT stopped early (the rest never planned).
+        "planned_sets": t.planned_sets,
         "nightly": t.nightly,
         "limits": t.limits,
         "created": iso(t.created),

@@ -557,6 +557,23 @@ def test_a_gauntlet_names_its_champion_and_shows_its_row_alone(tmp_path: Path) -
     assert _json(client, "/api/tournaments/t-rr")["champion"] is None
 
 
+def test_a_match_is_called_one_and_says_it_stopped_early(tmp_path: Path) -> None:
+    # `arena match` stores a gauntlet of two; the dashboard called it "gauntlet of A against 1
+    # opponent · 40 sets per pair" beside "7 of 7 sets done".
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    with open_database(url) as db:
+        fill(db, ("zeta", "greedy"), gauntlet=True, sets_per_pair=3, tournament_id="t-m")
+        with db.session() as session:
+            repo.get_tournament(session, "t-m").sets_per_pair = 40  # its SPRT stopped it at 3
+            session.commit()
+    client = create_app({"DATABASE_URL": url}).test_client()
+    page = _html(client, "/tournaments/t-m")
+    assert "match <strong>zeta@1.0</strong> vs greedy@1.0" in page, page
+    assert "40 duplicate sets per pair (stopped early after 3: the rest unplayed)" in page
+    assert "<td>match" in _html(client, "/tournaments")
+    assert _json(client, "/api/tournaments/t-m")["planned_sets"] == 3
+
+
 def test_a_damaged_stored_record_is_said_to_be_damaged(tmp_path: Path) -> None:
     # Bytes that are no longer zlib: every page of the game was a bare 500, export a traceback.
     from sqlalchemy import update
