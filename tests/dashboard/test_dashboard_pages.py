@@ -395,6 +395,13 @@ def test_games_list_is_paged(site: Site) -> None:
         assert 'href="/games?page=1">« newest' in past and "oldest »" not in past
         first = _html(client, "/games")
         assert 'href="/games?page=3">oldest »' in first and "« newest" not in first
+        # A tournament lists its games in order of play, oldest first: its pager said
+        # "older →" for the later games.
+        games = _html(client, f"/tournaments/{FINISHED}")
+        assert f'href="/tournaments/{FINISHED}?page=2">next →' in games and "older" not in games
+        later = _html(client, f"/tournaments/{FINISHED}?page=2")
+        assert f'href="/tournaments/{FINISHED}?page=1">← previous' in later
+        assert "newer" not in later
         past = _html(client, "/tournaments?page=99")  # it said "No tournaments yet."
         assert "No tournaments on this page." in past and "No tournaments yet" not in past
         assert 'href="/tournaments?page=1">' in past
