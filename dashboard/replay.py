@@ -223,9 +223,13 @@ def _decision(line: dict[str, Any], viewer: int | None) -> dict[str, Any]:
     if own:
         if isinstance(line.get("note"), str):
             out["note"] = line["note"]
+        # A fault's detail quotes what the seat sent, which may name a card of its hand: as
+        # a note, only the full view and the seat's own show it.
+        if isinstance(line.get("detail"), str):
+            out["detail"] = line["detail"]
     else:
         if action.split(" ", 1)[0] in PRIVATE_ACTIONS:
-            out["action"] = f"{action.split(' ', 1)[0]} ({len(action.split()) - 1} cards)"
+            out["action"] = f"{action.split(' ', 1)[0]} ({_count(len(action.split()) - 1)})"
         if "note" in line:
             out["note_hidden"] = True
     return out

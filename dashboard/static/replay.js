@@ -108,6 +108,7 @@
       bubble.appendChild(el("span", "action", prettyCards(d.action)));
       if (d.ms !== undefined) bubble.appendChild(el("span", "ms", d.ms + " ms"));
       if (d.fault) bubble.appendChild(el("span", "tag fault", d.fault));
+      if (d.fault && d.detail) bubble.appendChild(el("span", "fault-detail", d.detail));
       if (d.note) {
         // <bdi>: a note's direction controls must not reorder the quotes around it.
         var note = el("div", "note");
@@ -198,6 +199,7 @@
     if (d) {
       var li = el("li", "decision", "Seat " + d.seat + ": " + prettyCards(d.action) + (d.ms !== undefined ? " (" + d.ms + " ms)" : ""));
       if (d.fault) li.appendChild(el("span", "tag fault", d.fault));
+      if (d.fault && d.detail) li.appendChild(el("span", "fault-detail", d.detail));
       log.appendChild(li);
     }
     frame.log.forEach(function (text) { log.appendChild(el("li", "", text)); });

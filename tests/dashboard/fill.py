@@ -24,6 +24,7 @@ RULESET = "short-3"  # how the tournament stores its (custom) ruleset
 XSS_NAME = "<img src=x onerror=alert(1)>"
 XSS_NOTE = "<script>alert('note')</script> & <b>bold</b>"
 XSS_STDERR = "Traceback: <script>alert('stderr')</script>\nValueError: boom"
+TIMEOUT_DETAIL = "no reply within the decision time and what was left of the bank"
 
 
 RUNNING_TOURNAMENT = "t-20261130-live"
@@ -102,6 +103,7 @@ def play(
             # What the game master does after a timeout: the first legal action, marked.
             action: Any = legal.all()[0]
             extra["fault"] = "timeout"
+            extra["detail"] = TIMEOUT_DETAIL
             fault_seat = None
         else:
             action = players[seat].act(observe(game, seat), legal)

@@ -20,6 +20,7 @@ from tests.dashboard.fill import (
     FINISHED_TOURNAMENT,
     RULESET,
     RUNNING_TOURNAMENT,
+    TIMEOUT_DETAIL,
     XSS_NAME,
     XSS_NOTE,
     play,
@@ -325,6 +326,29 @@ def test_notes_and_names_in_the_replay_are_text(tab: Tab, live_server: LiveServe
     page.keyboard.press("1")
     page.wait_for_function("document.getElementById('replay').dataset.perspective === '0'")
     assert XSS_NOTE not in _replay_state(page)["text"]
+
+
+def test_a_fault_shows_its_detail_where_the_seat_may_see_it(
+    tab: Tab, live_server: LiveServer
+) -> None:
+    # The replay showed a fault's kind without its detail; as a note, a seat sees only its own.
+    game_id = f"{FINISHED_TOURNAMENT}-set-00000-g0"  # seat 1 times out once
+    url = f"{live_server.base}/api/games/{game_id}/replay"
+    with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - local server
+        frames = json.load(response)["frames"]
+    frame = next(f["i"] for f in frames if f["decision"] and f["decision"].get("fault"))
+    page = tab.page
+    for perspective, shown in (("full", True), ("0", False), ("1", True)):
+        page.goto(f"{url.replace('/api', '')}#frame={frame}&perspective={perspective}")
+        page.wait_for_function(
+            f"document.querySelector('#replay.ready')?.dataset.perspective === '{perspective}'"
+        )
+        assert _replay_state(page)["frame"] == frame
+        bubble = page.locator("#seat-1 .seat-decision")
+        assert bubble.locator(".tag.fault").inner_text() == "timeout"
+        details = [bubble.locator(".fault-detail"), page.locator("#log .fault-detail")]
+        for detail in details:
+            assert detail.all_inner_texts() == ([TIMEOUT_DETAIL] if shown else []), perspective
 
 
 def test_record_download_through_waitress_is_byte_identical(live_server: LiveServer) -> None:

@@ -111,11 +111,41 @@ def test_seat_frames_hide_private_decisions_and_other_notes(
             else:
                 assert "note" not in decision
                 if everything["decision"]["action"].startswith("keep "):
-                    assert decision["action"].startswith("keep (")
+                    kept = len(everything["decision"]["action"].split()) - 1
+                    counted = "1 card" if kept == 1 else f"{kept} cards"  # it said "1 cards"
+                    assert decision["action"] == f"keep ({counted})"
                 else:
                     assert decision["action"] == everything["decision"]["action"]
     notes = {f["decision"].get("note") for f in full if f["decision"]}
     assert XSS_NOTE in notes
+    assert any(line["action"].count(" ") == 1 for line in keeps), "a dealer keeps one card"
+
+
+def test_a_faulted_action_shows_its_detail_to_the_full_view_and_its_seat_only(
+    site: Site,
+) -> None:
+    # The frames dropped the record's detail. An illegal action's detail quotes what the seat
+    # sent, which may name a card of its hand: only the views that see its notes show it.
+    game_id, record = next(iter(site.filled.records.items()))  # seat 1 has a timeout fault
+    lines = _lines(record)
+    faulted = next(line for line in lines if line.get("fault"))
+    seat = faulted["seat"]
+    deal = next(x for x in lines if x.get("event") == "deal" and x["hand"] == faulted["hand"])
+    card = deal["hands"][seat][0]
+    detail = f"illegal action 'play {card}' by seat {seat}: not a legal action here"
+    faulted["detail"] = detail
+    told = "\n".join(json.dumps(line) for line in lines).encode()
+    frames = build_replay(game_id, told).frames
+    for perspective, shown in (("full", True), *((str(s), s == seat) for s in range(4))):
+        decision = next(
+            f["decision"]
+            for f in frames[perspective]
+            if f["decision"] and f["decision"].get("fault")
+        )
+        if shown:
+            assert decision["detail"] == detail, perspective
+        else:
+            assert "detail" not in decision and card not in json.dumps(decision), perspective
 
 
 def test_hand_end_frames_show_the_dirt_each_seat_set_aside(site: Site) -> None:
