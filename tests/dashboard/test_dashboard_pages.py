@@ -202,6 +202,9 @@ def test_bot_page_has_manifest_history_head_to_head_and_faults(client: FlaskClie
     # The first set's first game had seat 1 (the set's bot B, random) time out.
     assert data["faults"]["by_kind"] == [{"kind": "timeout", "count": 2}]
     assert data["faults"]["latest"][0]["stderr"] == XSS_STDERR
+    # Its chart plots Elo, where "Rating" everywhere else is the Bradley–Terry rating.
+    page = _html(client, "/bots/random")
+    assert "<h2>Elo history" in page and "Rating history" not in page
 
 
 def test_bot_versions_and_rulesets_select_what_is_shown(client: FlaskClient) -> None:
