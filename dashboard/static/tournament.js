@@ -41,7 +41,8 @@
         if (bar) bar.style.width = (100 * p.fraction).toFixed(1) + "%";
         var state = document.getElementById("state");
         if (state) { state.textContent = t.state; state.className = "state " + t.state; }
-        set("live", "· updated " + new Date().toLocaleTimeString());
+        // In UTC, as every time the server writes on the page (the reader's clock may differ).
+        set("live", "· updated " + new Date().toISOString().slice(11, 19) + " UTC");
         set("waiting", t.waiting ? "waiting: " + t.waiting : "");
         var changed = String(p.done) !== done || String(p.failed) !== failed;
         done = String(p.done);

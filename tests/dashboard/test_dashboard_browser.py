@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -373,6 +374,8 @@ def test_tournament_progress_updates_without_reload(tab: Tab, live_server: LiveS
     )
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
     assert page.locator("#progress-queued").inner_text() == "1"
+    # In UTC like every other time on the site, not the browser's local "11:22:33 AM".
+    assert re.fullmatch(r"· updated \d\d:\d\d:\d\d UTC", page.locator("#live").inner_text())
     assert before  # the standings table was there before and is there after
     assert page.locator("#standings tbody tr").count() == 3
     assert "shown once every set is played" in page.locator("#summary").inner_text()
