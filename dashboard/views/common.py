@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import current_app, request
+from flask import abort, current_app, request
 
-from arena.rulesets import as_stored
+from arena.errors import BadRuleset
+from arena.rulesets import as_stored, ruleset_parameters
 from dashboard.cache import app_cache
 from dashboard.queries.common import page_number
 
@@ -26,5 +27,13 @@ def page_size() -> int:
 
 
 def ruleset() -> str | None:
-    """?ruleset= as tournaments store it, however it is written (as the CLI takes it)."""
-    return as_stored(request.args.get("ruleset") or "") or None
+    """?ruleset= as tournaments store it, however it is written (as the CLI takes it); 400 for
+    JSON parameters that do not parse."""
+    text = request.args.get("ruleset") or ""
+    if text.lstrip().startswith("{"):
+        try:
+            ruleset_parameters(text)
+        except BadRuleset as exc:
+            # as_stored takes it for a name, and the 404 "no ruleset '{bad'" hid the slip.
+            abort(400, description=str(exc))
+    return as_stored(text) or None
