@@ -63,7 +63,9 @@ class Page:
 
     @property
     def offset(self) -> int:
-        return (self.number - 1) * self.size
+        # Every page past the end is empty: read them all from just past the end, so that a
+        # huge page number (shown as asked) never overflows the databases' 64-bit OFFSET.
+        return (min(self.number, self.pages + 1) - 1) * self.size
 
     @property
     def pages(self) -> int:
@@ -73,13 +75,9 @@ class Page:
         return {"page": self.number, "pages": self.pages, "size": self.size, "total": self.total}
 
 
-# Far beyond any listing; a larger page number would overflow the databases' 64-bit OFFSET.
-MAX_PAGE = 10**9
-
-
 def page_number(raw: str | None) -> int:
     try:
-        return min(MAX_PAGE, max(1, int(raw or 1)))
+        return max(1, int(raw or 1))
     except ValueError:
         return 1
 

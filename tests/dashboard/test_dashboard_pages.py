@@ -398,6 +398,12 @@ def test_games_list_is_paged(site: Site) -> None:
         assert 'href="/games?page=1">« newest' in past and "oldest »" not in past
         first = _html(client, "/games")
         assert 'href="/games?page=3">oldest »' in first and "« newest" not in first
+        # Past the end as any page past the end, not "page 1000000000 of 3".
+        huge = "9" * 23
+        assert _json(client, f"/api/games?page={huge}")["page"]["page"] == int(huge)
+        past = _html(client, f"/games?page={huge}")
+        assert f"page {huge} of 3" in past and "No games on this page." in past
+        assert 'href="/games?page=3">← newer' in past
         # A tournament lists its games in order of play, oldest first: its pager said
         # "older →" for the later games.
         games = _html(client, f"/tournaments/{FINISHED}")
