@@ -144,9 +144,13 @@ def test_aborted_games_older_arenas_stored_count_in_no_table(tmp_path: Path) -> 
     assert tournament["games_page"]["total"] == len(tournament["games"]) == 6
     listed = _html(client, f"/tournaments/{FINISHED}")
     assert "no result ·" in listed and listed.count("draw ·") == html_draws
+    assert '<dd id="result">no result ·' in _html(client, f"/games/{FIRST_GAME}")  # not "draw"
     for g in games:
         if g.winner is not None and g.id != FIRST_GAME:  # "-660 – 270" read as a range
-            assert f"team {g.winner} wins · {g.scores[0]} to {g.scores[1]}" in listed
+            # The winner's score first: "team 1 wins · 12 to 17" read as if it had fewer.
+            won = f"team {g.winner} wins {g.scores[g.winner]} to {g.scores[1 - g.winner]}"
+            assert won in listed
+            assert f'<dd id="result">{won}</dd>' in _html(client, f"/games/{g.id}")
     met = {h["opponent"]["bot"]: h for h in _json(client, f"/api/bots/{a}")["head_to_head"]}
     assert met[b]["games"] == 2 * met[b]["sets"] - 1
 
