@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
-from arena.storage import Fault, Game, GameSet, repo
+from arena.storage import Fault, Game, GameSet, NotFound, repo
 from dashboard import records
 from dashboard.queries.common import Page, iso, version_labels
 
@@ -39,11 +39,35 @@ def game_rows(session: Session, query: Select[Game]) -> list[dict[str, Any]]:
     ]
 
 
-def game_list(session: Session, page: int, size: int) -> dict[str, Any]:
-    total = int(session.scalar(select(func.count()).select_from(Game)) or 0)
+def game_list(
+    session: Session, page: int, size: int, bot: str | None = None, version: str | None = None
+) -> dict[str, Any]:
+    """Every game, newest first; or those of one bot (all its versions, or one)."""
+    where = [] if bot is None else [_played_by(session, bot, version)]
+    total = int(session.scalar(select(func.count()).select_from(Game).where(*where)) or 0)
     pager = Page(page, size, total)
-    query = select(Game).order_by(Game.finished.desc(), Game.id).limit(size).offset(pager.offset)
-    return {"games": game_rows(session, query), "page": pager.to_dict()}
+    query = (
+        select(Game)
+        .where(*where)
+        .order_by(Game.finished.desc(), Game.id)
+        .limit(size)
+        .offset(pager.offset)
+    )
+    return {
+        "games": game_rows(session, query),
+        "page": pager.to_dict(),
+        "bot": bot,
+        "version": version,
+    }
+
+
+def _played_by(session: Session, bot: str, version: str | None) -> Any:
+    versions = repo.get_bot(session, bot).versions
+    ids = [v.id for v in versions if version is None or v.version == version]
+    if not ids:
+        known = ", ".join(v.version for v in versions) or "none yet"
+        raise NotFound(f"bot {bot!r} has no version {version!r} (versions: {known})")
+    return or_(*(repo.seat_filter(vid) for vid in ids))
 
 
 def game_page(session: Session, game_id: str) -> dict[str, Any]:

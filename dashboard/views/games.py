@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, render_template
+from flask import Blueprint, Response, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 
 from arena.storage import repo
@@ -29,12 +29,18 @@ def _stored_game_id(_endpoint: str | None, values: dict[str, Any] | None) -> Non
 
 @bp.get("/games")
 def index() -> ResponseReturnValue:
-    return render_template("games.html", **game_list(session(), page(), page_size()))
+    return render_template("games.html", **_game_list())
 
 
 @bp.get("/api/games")
 def api_index() -> ResponseReturnValue:
-    return jsonify(game_list(session(), page(), page_size()))
+    return jsonify(_game_list())
+
+
+def _game_list() -> dict[str, Any]:
+    """?bot=NAME (and &version=V) for one bot's games."""
+    bot, version = request.args.get("bot") or None, request.args.get("version") or None
+    return game_list(session(), page(), page_size(), bot=bot, version=version)
 
 
 @bp.get("/games/<game_id>")

@@ -385,6 +385,23 @@ def test_record_download_is_byte_identical(client: FlaskClient, site: Site) -> N
             assert "attachment" in response.headers["Content-Disposition"]
 
 
+def test_a_bots_games_are_all_listed_from_its_page(site: Site) -> None:
+    # The bot page shows its latest games only; /games?bot= ignored the bot and listed all.
+    client = site.app.test_client()
+    every = _json(client, "/api/games")["games"]
+    greedys = {g["id"] for g in every if any(s["bot"] == "greedy" for s in g["seats"])}
+    assert 0 < len(greedys) < len(every)
+    listed = _json(client, "/api/games?bot=greedy")
+    assert {g["id"] for g in listed["games"]} == greedys
+    assert listed["page"]["total"] == len(greedys)
+    assert _json(client, "/api/games?bot=greedy&version=1.0")["page"]["total"] == len(greedys)
+    assert client.get("/api/games?bot=greedy&version=9").status_code == 404
+    assert client.get("/api/games?bot=nobody").status_code == 404
+    page = _html(client, "/games?bot=greedy")
+    assert 'Games of <a href="/bots/greedy">greedy</a>' in page
+    assert 'href="/games?bot=greedy&amp;version=1.0"' in _html(client, "/bots/greedy")
+
+
 def test_games_list_is_paged(site: Site) -> None:
     site.app.config["PAGE_SIZE"] = 5
     try:
