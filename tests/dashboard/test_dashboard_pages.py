@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 from markupsafe import escape
 from sqlalchemy.orm import Session
 
-from arena.storage import open_database, repo
+from arena.storage import Game, open_database, repo
 from dashboard import create_app
 from dashboard.queries.tournaments import NO_FREE_WORKER
 from dashboard.replay import hand_starts
@@ -372,6 +372,15 @@ def test_a_forfeit_shows_why_on_the_game_page(tmp_path: Path) -> None:
 
         html = _html(client, f"/games/{FIRST_GAME}")
         assert f"forfeited: {escape(why)})" in html
+        # The hand it ended in is counted but has no row; a decision asked then has no action.
+        assert data["hands"] == 1 and "(the last one not finished: the game ended in it)" in html
+        played = data["decisions"]
+        assert f"({played} played" not in html
+        with app.extensions["arena_database"].session() as session:
+            session.get(Game, FIRST_GAME).decisions += 1
+            session.commit()
+        html = _html(client, f"/games/{FIRST_GAME}")
+        assert f"({played} played: the game ended while the last was asked)" in html
     finally:
         app.extensions["arena_database"].dispose()
 
