@@ -215,6 +215,7 @@ def _table(session: Session, tournament_id: str) -> dict[str, Any]:
         fit = bradley_terry(results, bots=[str(v) for v in ids]) if results else None
     except RatingError:
         fit = None
+    faults = repo.fault_counts(session, tournament_id)
     standings = []
     for vid in ids:
         games, wins, draws, score = totals[vid]
@@ -231,6 +232,7 @@ def _table(session: Session, tournament_id: str) -> dict[str, Any]:
                 "bt": finite(fitted.rating) if fitted else None,
                 "ci_low": finite(fitted.lower) if fitted else None,
                 "ci_high": finite(fitted.upper) if fitted else None,
+                "faults": faults.get(vid, 0),
             }
         )
     standings.sort(key=lambda r: (-(r["score_pct"] or 0.0), -r["games"], r["bot"]))

@@ -229,6 +229,10 @@ def test_tournament_page_has_progress_crosstable_standings_and_games(client: Fla
     assert data["progress"]["done"] == 3 and data["progress"]["fraction"] == 1.0
     assert len(data["standings"]) == 3 and len(data["crosstable"]) == 3
     assert sum(s["score"] for s in data["standings"]) == pytest.approx(6.0)
+    # The one fault of the fill, seat 1's in the first game, is its bot's (as CLI status says).
+    faulted = _json(client, f"/api/games/{FIRST_GAME}")["seats"][1]["bot"]
+    assert {s["bot"]: s["faults"] for s in data["standings"] if s["faults"]} == {faulted: 1}
+    assert '<td class="num bad">1</td>' in _html(client, f"/tournaments/{FINISHED}")
     for i, row in enumerate(data["crosstable"]):
         assert row["cells"][i] is None
         for j, cell in enumerate(row["cells"]):
