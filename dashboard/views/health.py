@@ -8,10 +8,14 @@ JSON API (every page has a twin; ids unknown to the database give a 404 with a m
     GET /api/bots                         every bot with its versions
     GET /api/bots/NAME[/VERSION]          one version (default latest): manifest, ratings,
                                           Elo history, head-to-head, recent games, faults
-    GET /api/tournaments?page=N           tournaments, newest first, with progress
-    GET /api/tournaments/ID?page=N        one tournament: progress, standings, crosstable, games
+    GET /api/tournaments?page=N           tournaments, newest first, with progress; a
+                                          gauntlet's champion is the bot that plays every
+                                          other (not its winner), null for a round robin
+    GET /api/tournaments/ID?page=N        one tournament: progress, standings (with faults),
+                                          crosstable, games; a match (a gauntlet of two) its
+                                          SPRT stopped has planned_sets < sets_per_pair
     GET /api/tournaments/ID/status        state and progress only (what the live page polls)
-    GET /api/games?page=N                 games, newest first
+    GET /api/games?page=N&bot=B&version=V  games, newest first; of one bot (or version)
     GET /api/games/ID                     one game: header, hands, timings, faults
     GET /api/games/ID/record.jsonl        the record byte for byte as stored
     GET /api/games/ID/replay?perspective=P  replay frames; P is full (default) or a seat 0-3,
