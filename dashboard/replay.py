@@ -207,9 +207,12 @@ def _count(n: int) -> str:
 
 def _end_text(e: dict[str, Any]) -> str:
     a, b = e["scores"]
-    if e.get("winner") is None:
+    winner = e.get("winner")
+    if winner is None:
         return f"Game over: a draw at {a} to {b} ({e.get('reason')})"
-    return f"Game over: team {e['winner']} wins, {a} to {b} ({e.get('reason')})"
+    if winner == 1:  # the winner's score first, as everywhere on the site
+        a, b = b, a
+    return f"Game over: team {winner} wins, {a} to {b} ({e.get('reason')})"
 
 
 def _decision(line: dict[str, Any], viewer: int | None) -> dict[str, Any]:

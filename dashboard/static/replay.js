@@ -176,7 +176,9 @@
     var r = frame.result;
     if (r && r.game_end) {
       var g = r.game_end;
-      result.textContent = (g.winner === null ? "Draw" : "Team " + g.winner + " wins") + " · " + g.scores[0] + " to " + g.scores[1] + " (" + g.reason + ")";
+      // The winner's score first, as everywhere on the site ("Team 1 wins 17 to 12").
+      result.textContent = (g.winner === null ? "Draw · " + g.scores[0] + " to " + g.scores[1]
+        : "Team " + g.winner + " wins " + g.scores[g.winner] + " to " + g.scores[1 - g.winner]) + " (" + g.reason + ")";
     } else if (r && r.hand_end) {
       result.textContent = "Hand " + r.hand_end.hand + ": contract " + (r.hand_end.made ? "made" : "set");
     }

@@ -184,7 +184,9 @@ def test_replay_steps_to_the_recorded_result(tab: Tab, live_server: LiveServer) 
     end = _replay_state(page)
     assert end["kind"] == "game_end"
     assert [int(s) for s in end["scores"]] == lines[-1]["scores"]
-    assert str(lines[-1]["scores"][0]) in page.locator("#result").inner_text()
+    won = lines[-1]["winner"]
+    first = lines[-1]["scores"][won] if won is not None else lines[-1]["scores"][0]
+    assert f" {first} to " in page.locator("#result").inner_text()  # the winner's first
     page.keyboard.press("ArrowLeft")
     assert _replay_state(page)["frame"] == end["frame"] - 1
     page.keyboard.press("Home")

@@ -249,3 +249,18 @@ def test_replays_are_built_one_at_a_time(
     with ThreadPoolExecutor(4) as pool:
         codes = list(pool.map(lambda g: client.get(f"/api/games/{g}/replay").status_code, games))
     assert codes == [200] * len(games) and most == 1
+
+
+def test_the_game_over_line_gives_the_winners_score_first() -> None:
+    # "team 1 wins, 12 to 17" read as if the winner had fewer points.
+    from dashboard.replay import _end_text
+
+    assert _end_text({"scores": [12, 17], "winner": 1, "reason": "target"}) == (
+        "Game over: team 1 wins, 17 to 12 (target)"
+    )
+    assert _end_text({"scores": [20, 3], "winner": 0, "reason": "max_hands"}) == (
+        "Game over: team 0 wins, 20 to 3 (max_hands)"
+    )
+    assert _end_text({"scores": [5, 5], "winner": None, "reason": "max_hands"}) == (
+        "Game over: a draw at 5 to 5 (max_hands)"
+    )
