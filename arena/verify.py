@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeGuard
 
 from arena.actions import parse_action
 from arena.cards import Card, deck, parse_card
@@ -127,7 +127,7 @@ def _fault_limit(head: dict[str, Any]) -> int | None:
     """The header's fault limit, if it gives one (records of in-process play have none)."""
     limits = head.get("limits")
     limit = limits.get("fault_limit") if isinstance(limits, dict) else None
-    return limit if isinstance(limit, int) and _is_int(limit) and limit > 0 else None
+    return limit if _is_int(limit) and limit > 0 else None
 
 
 class _NotJson(ValueError):
@@ -177,7 +177,7 @@ def _json_type(value: Any) -> type:
     return type(value)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -340,7 +340,7 @@ class _Replay:
                 f"fault is {line.get('fault')!r}; RECORD.md allows {', '.join(_FAULTS)}"
             )
         seat = line.get("seat")
-        if not isinstance(seat, int) or not _is_int(seat) or seat not in range(4):
+        if not _is_int(seat) or seat not in range(4):
             raise self.fail(f"a fault line needs the seat (0-3) that faulted, not {seat!r}")
         self.seat_faults[seat] += 1
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, false, func, or_, select
 from sqlalchemy.orm import Session
 
-from arena.storage import Fault, Game, GameSet, NotFound, repo
+from arena.storage import Fault, Game, GameSet, repo
 from dashboard import records
 from dashboard.queries.common import Page, iso, version_labels
 
@@ -62,12 +62,12 @@ def game_list(
 
 
 def _played_by(session: Session, bot: str, version: str | None) -> Any:
-    versions = repo.get_bot(session, bot).versions
-    ids = [v.id for v in versions if version is None or v.version == version]
-    if not ids:
-        known = ", ".join(v.version for v in versions) or "none yet"
-        raise NotFound(f"bot {bot!r} has no version {version!r} (versions: {known})")
-    return or_(*(repo.seat_filter(vid) for vid in ids))
+    """Games with a seat of the bot's (any version's, or the one named); NotFound as the CLI's."""
+    if version is None:
+        ids = [v.id for v in repo.get_bot(session, bot).versions]
+    else:
+        ids = [repo.get_version(session, f"{bot}@{version}").id]
+    return or_(false(), *(repo.seat_filter(vid) for vid in ids))
 
 
 def game_page(session: Session, game_id: str) -> dict[str, Any]:
