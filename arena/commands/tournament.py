@@ -272,7 +272,9 @@ def _format(session: Session, t: Tournament) -> str:
     if not champion:
         return t.format
     others = repo.opponents(session, t)
-    return f"match {champion} vs {others[0]}" if len(others) == 1 else f"gauntlet of {champion}"
+    if repo.tournament_kind(t.format, len(others) + 1) == "match":
+        return f"match {champion} vs {others[0]}"
+    return f"gauntlet of {champion}"
 
 
 def _sets(t: Tournament) -> str:

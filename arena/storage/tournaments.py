@@ -211,6 +211,12 @@ def note_waiting(session: Session, set_id: str, why: str) -> bool:
     return rowcount(result) == 1
 
 
+def tournament_kind(format: str, bots: int) -> str:
+    """What a tournament of ``bots`` bot versions is called: "match" for a gauntlet of two
+    (what `arena match` plays), else its format."""
+    return "match" if format == TournamentFormat.GAUNTLET and bots == 2 else format
+
+
 def champion(session: Session, tournament: Tournament) -> str | None:
     """A gauntlet's champion ("name@version"): bot A of every set. None for a round robin."""
     if tournament.format != TournamentFormat.GAUNTLET:

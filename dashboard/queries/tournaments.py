@@ -89,6 +89,7 @@ def _bots_of(session: Session, tournaments: list[Tournament]) -> dict[str, dict[
         t.id: {
             "champion": repo.champion(session, t),
             "bots": sorted(labels[v].ref for v in pairs[t.id]),
+            "kind": repo.tournament_kind(t.format, len(pairs[t.id])),
         }
         for t in tournaments
     }

@@ -8,9 +8,11 @@ JSON API (every page has a twin; ids unknown to the database give a 404 with a m
     GET /api/bots                         every bot with its versions
     GET /api/bots/NAME[/VERSION]          one version (default latest): manifest, ratings,
                                           Elo history, head-to-head, recent games, faults
-    GET /api/tournaments?page=N           tournaments, newest first, with progress; a
-                                          gauntlet's champion is the bot that plays every
-                                          other (not its winner), null for a round robin
+    GET /api/tournaments?page=N           tournaments, newest first, with progress; kind is
+                                          the format, or "match" for a gauntlet of two (what
+                                          arena match plays); a gauntlet's champion is the
+                                          bot that plays every other (not its winner), null
+                                          for a round robin
     GET /api/tournaments/ID?page=N        one tournament: progress, standings (with faults),
                                           crosstable, games; a match (a gauntlet of two) its
                                           SPRT stopped has planned_sets < sets_per_pair

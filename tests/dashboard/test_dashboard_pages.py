@@ -605,6 +605,10 @@ def test_a_gauntlet_names_its_champion_and_shows_its_row_alone(tmp_path: Path) -
     data = _json(client, "/api/tournaments/t-g")
     assert data["champion"] == "zeta@1.0" and len(data["crosstable"]) == 3  # the data, whole
     assert _json(client, "/api/tournaments/t-rr")["champion"] is None
+    assert [_json(client, f"/api/tournaments/{t}")["kind"] for t in ("t-g", "t-rr")] == [
+        "gauntlet",
+        "round-robin",
+    ]
 
 
 def test_a_match_is_called_one_and_says_it_stopped_early(tmp_path: Path) -> None:
@@ -614,14 +618,20 @@ def test_a_match_is_called_one_and_says_it_stopped_early(tmp_path: Path) -> None
     with open_database(url) as db:
         fill(db, ("zeta", "greedy"), gauntlet=True, sets_per_pair=3, tournament_id="t-m")
         with db.session() as session:
-            repo.get_tournament(session, "t-m").sets_per_pair = 40  # its SPRT stopped it at 3
+            match = repo.get_tournament(session, "t-m")
+            match.sets_per_pair = 40  # its SPRT stopped it at 3
+            match.limits = {**match.limits, "in_process": True}  # played by `arena match` itself
             session.commit()
     client = create_app({"DATABASE_URL": url}).test_client()
     page = _html(client, "/tournaments/t-m")
     assert "match <strong>zeta@1.0</strong> vs greedy@1.0" in page, page
     assert "40 duplicate sets per pair (stopped early after 3: the rest unplayed)" in page
-    assert "<td>match" in _html(client, "/tournaments")
-    assert _json(client, "/api/tournaments/t-m")["planned_sets"] == 3
+    # Called a match once: the list said "match match" of a match played in-process.
+    listed = _html(client, "/tournaments")
+    assert "<td>match <span" in listed and ">in-process</span>" in listed, listed
+    assert listed.count(">match<") + listed.count(">match ") == 1, listed
+    data = _json(client, "/api/tournaments/t-m")
+    assert data["planned_sets"] == 3 and data["kind"] == "match"
 
 
 def test_a_damaged_stored_record_is_said_to_be_damaged(tmp_path: Path) -> None:
