@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from arena.commands.types import whole_number
 from arena.config import UINT32_MAX, why_no_directory
 from arena.errors import ArenaError
+from arena.pace import elapsed_and_eta, pace_words
 from runner.plan import MAX_SETS
 
 if TYPE_CHECKING:
@@ -295,17 +296,6 @@ def progress_bar(done: int, failed: int, total: int, width: int = BAR_WIDTH) -> 
     return "[" + "#" * full + "x" * bad + "." * (width - full - bad) + "]"
 
 
-def _duration(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
-
-
 def status_line(
     tournament: Tournament,
     progress: Progress,
@@ -316,8 +306,6 @@ def status_line(
     """One line: bar, counts, percentage, elapsed and ETA (at the pace so far, while sets are
     being played), and why the queued sets wait if none is (`waiting`: repo.waiting_reason;
     `no_worker`: that no worker runs, see no_worker())."""
-    now = now or datetime.now(UTC)
-    settled = progress.done + progress.failed
     # Sets played, as `tournament list` counts them: failed ones are not (they say so apart).
     pct = 100 * progress.done // progress.total if progress.total else 100
     parts = [
@@ -329,12 +317,8 @@ def status_line(
         parts.append(f"{progress.running} running")
     if progress.failed:
         parts.append(f"{progress.failed} failed")
-    if tournament.started is not None:
-        end = tournament.finished or now
-        elapsed = (end - tournament.started).total_seconds()
-        parts.append(f"elapsed {_duration(elapsed)}")
-        if not progress.finished and settled and not progress.stalled:
-            parts.append(f"ETA {_duration(elapsed / settled * (progress.total - settled))}")
+    now = now or datetime.now(UTC)
+    parts += pace_words(*elapsed_and_eta(tournament.started, tournament.finished, progress, now))
     if progress.finished:
         parts.append(tournament.state)
     elif progress.silent_note is not None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
+from arena.pace import elapsed_and_eta, pace_words
 from arena.ratings import RatingError, bradley_terry
 from arena.ratings.pairs import likelihood_of_superiority
 from arena.storage import Game, GameSet, Progress, Tournament, repo
@@ -49,7 +51,14 @@ def _tournament_dict(t: Tournament, progress: Progress) -> dict[str, Any]:
         "started": iso(t.started),
         "finished": iso(t.finished),
         "progress": _progress_dict(progress),
+        **_pace(t, progress),
     }
+
+
+def _pace(t: Tournament, progress: Progress) -> dict[str, Any]:
+    """Seconds run and left (as `tournament status` estimates them), and those in words."""
+    elapsed, eta = elapsed_and_eta(t.started, t.finished, progress, datetime.now(UTC))
+    return {"elapsed_s": elapsed, "eta_s": eta, "pace": " · ".join(pace_words(elapsed, eta))}
 
 
 def tournament_list(session: Session, page: int, size: int) -> dict[str, Any]:

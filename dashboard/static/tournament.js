@@ -37,6 +37,7 @@
         set("progress-running", p.running);
         set("progress-queued", p.queued);
         set("progress-failed", p.failed);
+        set("pace", t.pace ? "· " + t.pace : "");
         var bar = document.getElementById("progress-bar");
         if (bar) bar.style.width = (100 * p.fraction).toFixed(1) + "%";
         var state = document.getElementById("state");

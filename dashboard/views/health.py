@@ -16,7 +16,9 @@ JSON API (every page has a twin; ids unknown to the database give a 404 with a m
     GET /api/tournaments/ID?page=N        one tournament: progress, standings (with faults),
                                           crosstable, games; a match (a gauntlet of two) its
                                           SPRT stopped has planned_sets < sets_per_pair
-    GET /api/tournaments/ID/status        state and progress only (what the live page polls)
+    GET /api/tournaments/ID/status        state and progress only (what the live page polls),
+                                          with elapsed_s and eta_s (at the pace so far; null
+                                          while no set is being played) and them in words
     GET /api/games?page=N&bot=B&version=V  games, newest first; of one bot (or version)
     GET /api/games/ID                     one game: header, hands, timings, faults
     GET /api/games/ID/record.jsonl        the record byte for byte as stored

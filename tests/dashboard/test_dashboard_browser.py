@@ -378,6 +378,10 @@ def test_tournament_progress_updates_without_reload(tab: Tab, live_server: LiveS
     assert page.locator("#progress-queued").inner_text() == "1"
     # In UTC like every other time on the site, not the browser's local "11:22:33 AM".
     assert re.fullmatch(r"· updated \d\d:\d\d:\d\d UTC", page.locator("#live").inner_text())
+    page.evaluate("document.getElementById('pace').textContent = 'stale'")
+    page.wait_for_function("document.getElementById('pace').textContent !== 'stale'")
+    # No set is being played (the next waits for a worker): the time so far, and no ETA.
+    assert re.fullmatch(r"· elapsed \d+(s|m\d\ds)", page.locator("#pace").inner_text())
     assert before  # the standings table was there before and is there after
     assert page.locator("#standings tbody tr").count() == 3
     assert "shown once every set is played" in page.locator("#summary").inner_text()

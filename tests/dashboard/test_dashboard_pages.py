@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -632,6 +633,24 @@ def test_a_match_is_called_one_and_says_it_stopped_early(tmp_path: Path) -> None
     assert listed.count(">match<") + listed.count(">match ") == 1, listed
     data = _json(client, "/api/tournaments/t-m")
     assert data["planned_sets"] == 3 and data["kind"] == "match"
+
+
+def test_a_running_tournament_says_how_long_it_has_run_and_has_left(tmp_path: Path) -> None:
+    # `tournament status` gave elapsed time and an ETA; the tournament page gave neither.
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    with open_database(url) as db:
+        fill(db, ("zeta", "greedy"), sets_per_pair=1, pending_sets=3, tournament_id="t-run")
+        with db.session() as session:
+            t = repo.get_tournament(session, "t-run")
+            t.started = datetime.now(UTC) - timedelta(hours=1)  # 1 of 4 sets in an hour
+            repo.mark_set_running(session, repo.game_set_id("t-run", 1))
+            session.commit()
+    client = create_app({"DATABASE_URL": url}).test_client()
+    status = _json(client, "/api/tournaments/t-run/status")
+    assert 3600 <= status["elapsed_s"] < 3700 and 3 * 3600 <= status["eta_s"] < 3 * 3700
+    assert status["pace"] == "elapsed 1h00m · ETA 3h00m", status
+    page = _html(client, "/tournaments/t-run")
+    assert '<span id="pace">· elapsed 1h00m · ETA 3h00m</span>' in page
 
 
 def test_a_damaged_stored_record_is_said_to_be_damaged(tmp_path: Path) -> None:
