@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, false, func, or_, select
+from sqlalchemy import Select, exists, false, func, or_, select
 from sqlalchemy.orm import Session
 
 from arena.storage import Fault, Game, GameSet, repo
 from dashboard import records
 from dashboard.queries.common import Page, iso, version_labels
+
+ANY_FAULT = "any"
 
 
 def game_rows(session: Session, query: Select[Game]) -> list[dict[str, Any]]:
@@ -40,10 +42,22 @@ def game_rows(session: Session, query: Select[Game]) -> list[dict[str, Any]]:
 
 
 def game_list(
-    session: Session, page: int, size: int, bot: str | None = None, version: str | None = None
+    session: Session,
+    page: int,
+    size: int,
+    bot: str | None = None,
+    version: str | None = None,
+    fault: str | None = None,
 ) -> dict[str, Any]:
-    """Every game, newest first; or those of one bot (all its versions, or one)."""
-    where = [] if bot is None else [_played_by(session, bot, version)]
+    """Every game, newest first; or those of one bot (all its versions, or one); with `fault`
+    (a fault kind, or "any"), only those in which that bot (or, with none named, a bot)
+    faulted so."""
+    versions = None if bot is None else _version_ids(session, bot, version)
+    where = []
+    if versions is not None:
+        where.append(or_(false(), *(repo.seat_filter(v) for v in versions)))
+    if fault is not None:
+        where.append(_faulted(fault, versions))
     total = int(session.scalar(select(func.count()).select_from(Game).where(*where)) or 0)
     pager = Page(page, size, total)
     query = (
@@ -58,16 +72,25 @@ def game_list(
         "page": pager.to_dict(),
         "bot": bot,
         "version": version,
+        "fault": fault,
     }
 
 
-def _played_by(session: Session, bot: str, version: str | None) -> Any:
-    """Games with a seat of the bot's (any version's, or the one named); NotFound as the CLI's."""
+def _version_ids(session: Session, bot: str, version: str | None) -> list[int]:
+    """The bot's versions (every one, or the one named); NotFound as the CLI's."""
     if version is None:
-        ids = [v.id for v in repo.get_bot(session, bot).versions]
-    else:
-        ids = [repo.get_version(session, f"{bot}@{version}").id]
-    return or_(false(), *(repo.seat_filter(vid) for vid in ids))
+        return [v.id for v in repo.get_bot(session, bot).versions]
+    return [repo.get_version(session, f"{bot}@{version}").id]
+
+
+def _faulted(kind: str, versions: list[int] | None) -> Any:
+    """Games with a fault of `kind` ("any": of any kind), by one of `versions` (None: any)."""
+    conditions = [Fault.game_id == Game.id]
+    if kind != ANY_FAULT:
+        conditions.append(Fault.kind == kind)
+    if versions is not None:
+        conditions.append(Fault.bot_version_id.in_(versions))
+    return exists().where(*conditions)
 
 
 def game_page(session: Session, game_id: str) -> dict[str, Any]:

@@ -5,15 +5,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, render_template, request
+from flask import Blueprint, Response, abort, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 
+from arena.gamemaster.policy import FaultKind
 from arena.storage import repo
 from dashboard.db import session
-from dashboard.queries.games import game_list, game_page
+from dashboard.queries.games import ANY_FAULT, game_list, game_page
 from dashboard.views.common import page, page_size
 
 bp = Blueprint("games", __name__)
+
+# What ?fault= takes: the kinds a record names, a seat's token used by another (stored as
+# "contested", see runner.gameset), or any of them.
+FAULT_KINDS = (*(k.value for k in FaultKind), "contested", ANY_FAULT)
 
 # A set played again opens its games on the game master as GAME_ID.2, .3, ... (an earlier
 # attempt's game may still hold GAME_ID there) and stores them as GAME_ID: the game master's
@@ -38,9 +43,13 @@ def api_index() -> ResponseReturnValue:
 
 
 def _game_list() -> dict[str, Any]:
-    """?bot=NAME (and &version=V) for one bot's games."""
+    """?bot=NAME (and &version=V) for one bot's games; &fault=KIND (or any) for those it
+    faulted in."""
     bot, version = request.args.get("bot") or None, request.args.get("version") or None
-    return game_list(session(), page(), page_size(), bot=bot, version=version)
+    fault = request.args.get("fault") or None
+    if fault is not None and fault not in FAULT_KINDS:
+        abort(400, description=f"fault {fault!r}: use {', '.join(FAULT_KINDS)}")
+    return game_list(session(), page(), page_size(), bot=bot, version=version, fault=fault)
 
 
 @bp.get("/games/<game_id>")

@@ -19,7 +19,10 @@ JSON API (every page has a twin; ids unknown to the database give a 404 with a m
     GET /api/tournaments/ID/status        state and progress only (what the live page polls),
                                           with elapsed_s and eta_s (at the pace so far; null
                                           while no set is being played) and them in words
-    GET /api/games?page=N&bot=B&version=V  games, newest first; of one bot (or version)
+    GET /api/games?page=N&bot=B&version=V&fault=K  games, newest first; of one bot (or
+                                          version); K (timeout, crash, illegal, malformed,
+                                          contested or any): those with such a fault (the
+                                          bot's, if one is named)
     GET /api/games/ID                     one game: header, hands, timings, faults
     GET /api/games/ID/record.jsonl        the record byte for byte as stored
     GET /api/games/ID/replay?perspective=P  replay frames; P is full (default) or a seat 0-3,

@@ -416,6 +416,28 @@ def test_a_bots_games_are_all_listed_from_its_page(site: Site) -> None:
     assert 'href="/games?bot=greedy&amp;version=1.0"' in _html(client, "/bots/greedy")
 
 
+def test_the_games_a_bot_faulted_in_are_listed_from_its_page(site: Site) -> None:
+    # The bot page counted faults by kind and showed the latest five: the games behind the
+    # rest could not be found. Seat 1 (random) of each tournament's first game timed out.
+    client = site.app.test_client()
+    faulted = {f"{t}-set-00000-g0" for t in site.filled.tournaments}
+    for query in ("fault=any", "fault=timeout", "bot=random&fault=any", "bot=random&fault=timeout"):
+        listed = _json(client, f"/api/games?{query}")
+        assert {g["id"] for g in listed["games"]} == faulted, query
+        assert listed["page"]["total"] == len(faulted)
+    for query in ("fault=crash", "bot=greedy&fault=any", "bot=random&version=1.0&fault=illegal"):
+        assert _json(client, f"/api/games?{query}")["page"]["total"] == 0, query
+    assert "No such games." in _html(client, "/games?bot=greedy&fault=any")
+    wrong = client.get("/api/games?fault=timout")
+    assert wrong.status_code == 400 and "use timeout, crash" in wrong.get_json()["message"]
+    page = _html(client, "/games?bot=random&version=1.0&fault=timeout")
+    assert 'Games in which <a href="/bots/random/1.0">random@1.0</a> faulted: timeout' in page
+    assert "Games with a fault</h1>" in _html(client, "/games?fault=any")
+    bot_page = _html(client, "/bots/random")
+    assert 'href="/games?bot=random&amp;version=1.0&amp;fault=timeout"' in bot_page
+    assert 'href="/games?bot=random&amp;version=1.0&amp;fault=any"' in bot_page
+
+
 def test_games_list_is_paged(site: Site) -> None:
     site.app.config["PAGE_SIZE"] = 5
     try:
