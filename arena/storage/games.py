@@ -197,6 +197,10 @@ def has_result() -> Any:
     return Game.reason != EndReason.ABORTED
 
 
+# Game lists' order: ix_games_finished (finished, id) read backwards, no sort.
+NEWEST_FIRST = (Game.finished.desc(), Game.id.desc())
+
+
 def seat_filter(version_id: int) -> Any:
     """Games in which this bot version holds any of the four seats."""
     return or_(
@@ -222,7 +226,7 @@ def list_games(
         query = query.where(seat_filter(resolve_version_id(session, bot_version)))
     if tournament_id is not None:
         query = query.join(GameSet).where(GameSet.tournament_id == tournament_id)
-    query = query.order_by(Game.finished.desc(), Game.id).limit(limit).offset(offset)
+    query = query.order_by(*NEWEST_FIRST).limit(limit).offset(offset)
     return list(session.scalars(query))
 
 

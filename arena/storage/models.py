@@ -222,9 +222,10 @@ class Game(Base):
         UniqueConstraint("game_set_id", "game_index", name="uq_games_set_index"),
         CheckConstraint("game_index IN (0, 1)", name="ck_games_game_index"),
         CheckConstraint(_one_of("reason", EndReason), name="ck_games_reason"),
-        Index("ix_games_finished", "finished"),
-        # One index per seat: "games of a version" is an OR over the four seats.
-        *(Index(f"ix_games_seat{i}", f"seat{i}_id") for i in range(4)),
+        # Game lists are newest first, ties broken by id: a page is read off this index.
+        Index("ix_games_finished", "finished", "id"),
+        # One index per seat: "games of a version" is an OR over the four seats, newest first.
+        *(Index(f"ix_games_seat{i}", f"seat{i}_id", "finished", "id") for i in range(4)),
         *RATER_INDEXES,
     )
 

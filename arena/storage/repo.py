@@ -19,6 +19,7 @@ from arena.storage.bots import (
     set_bot_disabled,
 )
 from arena.storage.games import (
+    NEWEST_FIRST,
     fault_counts,
     fault_kinds,
     get_game,
@@ -115,6 +116,7 @@ __all__ = [
     "list_faults_for_version",
     "list_game_sets",
     "list_games",
+    "NEWEST_FIRST",
     "seat_filter",
     "tournament_records",
     "has_result",

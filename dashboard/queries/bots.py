@@ -79,7 +79,7 @@ def bot_page(
         recent = (
             select(Game)
             .where(repo.seat_filter(vid), *_in_ruleset(chosen))
-            .order_by(Game.finished.desc(), Game.id)
+            .order_by(*repo.NEWEST_FIRST)
             .limit(RECENT_GAMES)
         )
         return {

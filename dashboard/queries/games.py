@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, exists, false, func, or_, select
+from sqlalchemy import Select, false, func, or_, select
 from sqlalchemy.orm import Session
 
 from arena.storage import Fault, Game, GameSet, repo
@@ -54,19 +54,18 @@ def game_list(
     faulted so."""
     versions = None if bot is None else _version_ids(session, bot, version)
     where = []
-    if versions is not None:
-        where.append(or_(false(), *(repo.seat_filter(v) for v in versions)))
-    if fault is not None:
+    if fault is not None:  # a bot's own faults are in games it played
         where.append(_faulted(fault, versions))
+    elif versions is not None:
+        where.append(or_(false(), *(repo.seat_filter(v) for v in versions)))
     total = int(session.scalar(select(func.count()).select_from(Game).where(*where)) or 0)
     pager = Page(page, size, total)
-    query = (
-        select(Game)
-        .where(*where)
-        .order_by(Game.finished.desc(), Game.id)
-        .limit(size)
-        .offset(pager.offset)
+    # The page's ids first, then their rows: skipping rows to a deep page reads the index
+    # only, not every skipped game's record.
+    page_ids = (
+        select(Game.id).where(*where).order_by(*repo.NEWEST_FIRST).limit(size).offset(pager.offset)
     )
+    query = select(Game).where(Game.id.in_(page_ids)).order_by(*repo.NEWEST_FIRST)
     return {
         "games": game_rows(session, query),
         "page": pager.to_dict(),
@@ -85,12 +84,13 @@ def _version_ids(session: Session, bot: str, version: str | None) -> list[int]:
 
 def _faulted(kind: str, versions: list[int] | None) -> Any:
     """Games with a fault of `kind` ("any": of any kind), by one of `versions` (None: any)."""
-    conditions = [Fault.game_id == Game.id]
+    faults = select(Fault.game_id)
     if kind != ANY_FAULT:
-        conditions.append(Fault.kind == kind)
+        faults = faults.where(Fault.kind == kind)
     if versions is not None:
-        conditions.append(Fault.bot_version_id.in_(versions))
-    return exists().where(*conditions)
+        faults = faults.where(Fault.bot_version_id.in_(versions))
+    # IN, not a correlated EXISTS: SQLite ran that once per game (0.9 s on 100,000 games).
+    return Game.id.in_(faults)
 
 
 def game_page(session: Session, game_id: str) -> dict[str, Any]:
