@@ -55,6 +55,12 @@ NOT_FLUSHED = (
     "the bot has not written a line yet: does it flush stdout after each one? (Perl: $| = 1; "
     "C: fflush(stdout); Node and most others: a newline-ended write suffices)"
 )
+# Said at a timeout while the bot has written output that no newline has ended yet: flushing
+# is not the problem, the missing end of line is (printf without \n, print instead of println).
+NO_NEWLINE = (
+    "the bot wrote {count} byte(s) that no newline has ended yet ({start!r}): each reply is "
+    "one line, end it with a newline (\\n)"
+)
 # Seconds to read what the bot wrote before it exited, when its stdout stays open after it (a
 # child it started holds it); the lines are in the pipe already.
 LAST_LINES_S = 1.0
@@ -95,6 +101,7 @@ class StdioBridge:
         self._died_early = False  # the bot left before the game ended (not after game_end)
         self.bot_returncode: int | None = None  # how it ended, if it left early
         self._silent = True  # no line from the bot yet
+        self._unterminated = bytearray()  # what the bot wrote after its last newline
         self._proc: asyncio.subprocess.Process | None = None
         self._bot_exited: asyncio.Future[None] | None = None  # done when the bot process exits
         self._transport: asyncio.SubprocessTransport | None = None
@@ -155,7 +162,7 @@ class StdioBridge:
     async def _forward_lines(self, call: grpc.aio.StreamStreamCall) -> bool:
         """Forward each line as a reply until end of file (True) or the stream ends (False)."""
         assert self._proc is not None and self._proc.stdout is not None
-        async for raw in _lines(self._proc.stdout):
+        async for raw in _lines(self._proc.stdout, self._unterminated):
             text = raw.decode("utf-8", "replace").strip()
             if not text:
                 continue
@@ -314,7 +321,10 @@ class StdioBridge:
                         self._say(fault_text(msg.fault))
                         if msg.fault.kind == "timeout":
                             self._time_was_up(msg.fault.request_id)
-                        if msg.fault.kind == "timeout" and self._silent:
+                        if msg.fault.kind == "timeout" and self._unterminated:
+                            start = bytes(self._unterminated[:60]).decode("utf-8", "replace")
+                            self._say(NO_NEWLINE.format(count=len(self._unterminated), start=start))
+                        elif msg.fault.kind == "timeout" and self._silent:
                             self._say(NOT_FLUSHED)
                     elif kind == "game_end":
                         self._ended = True
@@ -386,8 +396,11 @@ async def _cancelled(task: asyncio.Task[Any]) -> None:
         await task
 
 
-async def _lines(stream: asyncio.StreamReader) -> AsyncIterator[bytes]:
-    """Lines of at most MAX_LINE_BYTES (the rest of a longer line is skipped)."""
+async def _lines(
+    stream: asyncio.StreamReader, unterminated: bytearray | None = None
+) -> AsyncIterator[bytes]:
+    """Lines of at most MAX_LINE_BYTES (the rest of a longer line is skipped); ``unterminated``,
+    if given, is kept holding what was read after the last newline."""
     pending = b""
     skipping = False  # in the rest of a line that was too long
     while chunk := await stream.read(MAX_LINE_BYTES):
@@ -402,6 +415,8 @@ async def _lines(stream: asyncio.StreamReader) -> AsyncIterator[bytes]:
         elif len(pending) >= MAX_LINE_BYTES:
             yield pending[:MAX_LINE_BYTES]
             pending, skipping = b"", True
+        if unterminated is not None:
+            unterminated[:] = pending
     if pending and not skipping:
         yield pending
 

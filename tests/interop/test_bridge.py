@@ -356,6 +356,22 @@ def test_a_bot_that_never_answers_times_out_to_a_forfeit_and_is_killed() -> None
     assert result.exit_codes[2:] == [0, 0], stderr[2:]
 
 
+def test_a_bot_that_ends_no_reply_with_a_newline_is_told_so_not_to_flush() -> None:
+    # It flushed every reply, but with printf("...") and no "\n": the bridge, which reads lines,
+    # blamed flushing ("has not written a line yet: does it flush stdout"), which it did.
+    limits = GameLimits(decision_ms=100, bank_ms=100, fault_limit=3, connect_ms=30000)
+    seats = [PY_RANDOM, PY_RANDOM, PY_RANDOM, misbehaving("no_newline")]
+    with LocalGameMaster(limits) as gm:
+        (result,) = gm.play([GameSpec("standard", 7, seats, first_dealer=0)], timeout=120)
+        stderr = result.stderr(3)
+    outcome = result.outcome
+    assert (outcome.reason, outcome.forfeit_seat) == ("forfeit", 3), stderr
+    assert outcome.seats[3].faults_by_kind["timeout"] == 3
+    assert "that no newline has ended yet" in stderr and '{"request_id"' in stderr, stderr
+    assert "end it with a newline" in stderr
+    assert NOT_FLUSHED not in stderr
+
+
 def test_a_bot_command_that_cannot_start_ends_the_game_early(local_gm: LocalGameMaster) -> None:
     missing = SeatSpec("missing", bridge("/nonexistent/bot"))
     (result,) = local_gm.play([GameSpec(SHORT, 8, [PY_RANDOM, missing, PY_RANDOM, PY_RANDOM])])

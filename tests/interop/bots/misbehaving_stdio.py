@@ -9,7 +9,7 @@ keeps stdout open for a minute and exit with 0), forking (start a child that wri
 the file named second and sleeps for a minute, then play well and exit at game_end),
 exit (answer N decisions, then exit with code 1), killed (answer N decisions, then die of
 the signal named third, SIGXCPU say, as at a CPU time limit), silent (read, never answer), deaf
-(never read stdin, never answer).
+(never read stdin, never answer), no_newline (answer well but end no reply with a newline).
 """
 
 from __future__ import annotations
@@ -62,6 +62,9 @@ def main() -> int:
             os.kill(os.getpid(), signal.Signals[sys.argv[3]])
         elif mode == "silent":
             pass
+        elif mode == "no_newline":  # printf("...") without \n: flushed, but never a line
+            sys.stdout.write(json.dumps({"request_id": msg["request_id"], "action": fallback}))
+            sys.stdout.flush()
         else:
             print(json.dumps({"request_id": msg["request_id"], "action": fallback}), flush=True)
         answered += 1
