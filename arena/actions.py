@@ -108,6 +108,9 @@ def parse_action(text: str) -> Action:
     """Parse canonical action text; raise UnparseableAction naming the text otherwise."""
     if not isinstance(text, str):
         raise UnparseableAction(f"{text!r} is not an action: expected text; {_HELP}")
+    if text and text != text.strip():
+        # Said apart: the usual "actions are: ..." list hid that only the spaces were wrong.
+        raise UnparseableAction(f"{text!r} is not an action: it has white space around it")
     words = text.split(" ")
     verb, args = words[0], words[1:]
     try:

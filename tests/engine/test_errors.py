@@ -50,9 +50,15 @@ def test_unparseable_action_is_its_own_error_and_names_the_text(text: str) -> No
 
 @pytest.mark.parametrize(
     ("text", "says"),
-    [("bid 64", "bids are 1 to 63"), ("bid 0", "bids are 1 to 63"), ("bid 040", "leading zeros")],
+    [
+        ("bid 64", "bids are 1 to 63"),
+        ("bid 0", "bids are 1 to 63"),
+        ("bid 040", "leading zeros"),
+        (" pass ", "it has white space around it"),  # a JSON stdio reply's "action", say
+        ("bid 40\n", "it has white space around it"),
+    ],
 )
-def test_a_bid_out_of_range_or_with_leading_zeros_says_so(text: str, says: str) -> None:
+def test_a_bid_out_of_range_leading_zeros_or_spaces_around_say_so(text: str, says: str) -> None:
     with pytest.raises(UnparseableAction, match=says):
         new_game().apply(text, seat=1)
 
