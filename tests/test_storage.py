@@ -203,6 +203,7 @@ def test_the_upgrade_to_version_6_ends_the_game_list_indexes_with_finished_and_i
         ]:
             conn.execute(text(f"DROP INDEX {name}"))
             conn.execute(text(f"CREATE INDEX {name} ON games ({column})"))
+        conn.execute(text("DROP INDEX ix_game_sets_pairs"))
         conn.execute(text("UPDATE schema_version SET version = 5"))
     db.dispose()
     db = open_database(database_url)
@@ -214,6 +215,8 @@ def test_the_upgrade_to_version_6_ends_the_game_list_indexes_with_finished_and_i
         assert [columns[f"ix_games_seat{i}"] for i in range(4)] == [
             [f"seat{i}_id", "finished", "id"] for i in range(4)
         ]
+        sets = {ix["name"] for ix in inspect(db.engine).get_indexes("game_sets")}
+        assert "ix_game_sets_pairs" in sets
     finally:
         db.dispose()
 

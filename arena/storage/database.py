@@ -117,15 +117,17 @@ def _rate_aborted_games_no_more(conn: Connection) -> None:
         _rate_again(conn, {ruleset}, f"ruleset {ruleset} counted aborted games as draws")
 
 
-def _order_games_by_index(conn: Connection) -> None:
-    """Game lists, newest first, read their page off an index once it holds the finish time
-    and the id that breaks ties: page 2000 of 100,000 games took 340 ms to sort them all, and
-    takes 20 ms now; a bot's games, 23 ms of SQL for page 50, take 9."""
-    games = Base.metadata.tables["games"]
-    for index in games.indexes:
+def _index_what_lists_read(conn: Connection) -> None:
+    """Lists read their rows off an index. Game lists, newest first, once their indexes hold
+    the finish time and the id that breaks ties: page 2000 of 100,000 games took 340 ms to sort
+    them all, and takes 20 ms; a bot's games, 23 ms of SQL for page 50, take 9. And the bots
+    of each tournament on the list: 44 ms for 12 round robins of 30 bots, 19 ms."""
+    tables = Base.metadata.tables
+    for index in tables["games"].indexes:
         if str(index.name).startswith(("ix_games_finished", "ix_games_seat")):
             conn.execute(text(f"DROP INDEX {index.name}"))
             index.create(conn)
+    next(ix for ix in tables["game_sets"].indexes if ix.name == "ix_game_sets_pairs").create(conn)
 
 
 def _rate_again(conn: Connection, rulesets: set[str], why: str) -> None:
@@ -150,7 +152,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _add_set_beat,  # version 3: a running set's last sign of life
     _respell_rulesets,  # version 4: one spelling per custom ruleset
     _rate_aborted_games_no_more,  # version 5: aborted games are no draws
-    _order_games_by_index,  # version 6: game lists' indexes end with (finished, id)
+    _index_what_lists_read,  # version 6: game lists' indexes end with (finished, id)
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

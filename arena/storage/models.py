@@ -179,6 +179,8 @@ class GameSet(Base):
         CheckConstraint(_one_of("state", SetState), name="ck_game_sets_state"),
         CheckConstraint("first_dealer BETWEEN 0 AND 3", name="ck_game_sets_first_dealer"),
         Index("ix_game_sets_tournament_state", "tournament_id", "state"),
+        # The bots a tournament plays, read off the index alone (the tournament list's).
+        Index("ix_game_sets_pairs", "tournament_id", "bot_a_id", "bot_b_id"),
     )
 
     id: Mapped[str] = mapped_column(String(96), primary_key=True)
