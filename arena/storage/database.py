@@ -123,11 +123,10 @@ def _index_what_lists_read(conn: Connection) -> None:
     them all, and takes 20 ms; a bot's games, 23 ms of SQL for page 50, take 9. And the bots
     of each tournament on the list: 44 ms for 12 round robins of 30 bots, 19 ms."""
     tables = Base.metadata.tables
-    for index in tables["games"].indexes:
-        if str(index.name).startswith(("ix_games_finished", "ix_games_seat")):
-            conn.execute(text(f"DROP INDEX {index.name}"))
+    for index in [*tables["games"].indexes, *tables["game_sets"].indexes]:
+        if str(index.name).startswith(("ix_games_finished", "ix_games_seat", "ix_game_sets_pairs")):
+            conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
             index.create(conn)
-    next(ix for ix in tables["game_sets"].indexes if ix.name == "ix_game_sets_pairs").create(conn)
 
 
 def _rate_again(conn: Connection, rulesets: set[str], why: str) -> None:
