@@ -151,7 +151,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _add_set_beat,  # version 3: a running set's last sign of life
     _respell_rulesets,  # version 4: one spelling per custom ruleset
     _rate_aborted_games_no_more,  # version 5: aborted games are no draws
-    _index_what_lists_read,  # version 6: game lists' indexes end with (finished, id)
+    _index_what_lists_read,  # version 6: indexes that game and tournament lists read
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
