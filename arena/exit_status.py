@@ -8,6 +8,12 @@ import os
 import signal
 import sys
 
+# `arena stdio-agent` ends with this code when its bot exited with 0 before the game ended,
+# closed its stdout or could not be started (else it ends as the bot did); its stderr's last
+# BRIDGE_SAYS line says which.
+BRIDGE_BOT_GONE = 6
+BRIDGE_SAYS = "[stdio-agent] "
+
 
 def how_it_ended(returncode: int) -> str:
     """Popen's returncode in words: "exited with code 7", "was killed by SIGXCPU"."""

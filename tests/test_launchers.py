@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.exit_status import BRIDGE_SAYS, how_it_ended
 from runner.launch import (
     RUNTIME_VARIABLES,
     AgentLimits,
@@ -376,6 +377,10 @@ def test_a_trap_at_the_stderr_path_neither_blocks_nor_redirects_the_capture(
 # --- exit reasons, as a table -------------------------------------------------------------------
 
 LIMITS = AgentLimits(cpu_seconds=5, memory_bytes=256 * MIB)
+BOT_GONE = f"the bot {how_it_ended(0)} before the game ended"
+BRIDGE_6 = f"exited with code 6, the stdio bridge's code for: {BOT_GONE}"
+NOT_STARTED_6 = f"{BRIDGE_6[: -len(BOT_GONE)]}cannot start the bot 'x': no 'x' on PATH"
+EXIT_6 = "exited with code 6"
 
 
 @pytest.mark.parametrize(
@@ -400,6 +405,11 @@ LIMITS = AgentLimits(cpu_seconds=5, memory_bytes=256 * MIB)
         (139, {"container": True}, "killed by signal SIGSEGV (11)"),
         (125, {"container": True}, "docker could not run the container (exit code 125)"),
         (1, {"container": True}, "exited with code 1"),
+        # The stdio bridge's own code: "exited with code 6" alone blamed the bot for it.
+        (6, {"stderr": f"{BRIDGE_SAYS}{BOT_GONE}; ending the stream (a forfeit)\n"}, BRIDGE_6),
+        (6, {"stderr": f"{BRIDGE_SAYS}cannot start the bot 'x': no 'x' on PATH"}, NOT_STARTED_6),
+        (6, {"stderr": f"{BRIDGE_SAYS}the bot wrote 3 byte(s) that no newline has ended"}, EXIT_6),
+        (6, {}, EXIT_6),
     ],
 )
 def test_exit_reason_table(returncode: int, options: dict[str, object], reason: str) -> None:

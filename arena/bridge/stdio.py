@@ -37,12 +37,12 @@ from arena.agent import (
     stream_failure,
 )
 from arena.bridge import messages
-from arena.exit_status import end_like, how_it_ended, why_not_started
+from arena.exit_status import BRIDGE_BOT_GONE, BRIDGE_SAYS, end_like, how_it_ended, why_not_started
 from arena.wire import pb
 
 # Exit code when the bot exited (or could not be started) before the game ended, unless it
 # ended with an exit code or signal of its own, which the bridge then ends with.
-EXIT_BOT = 6
+EXIT_BOT = BRIDGE_BOT_GONE
 # Seconds the bot has to exit after the game_end line before it is killed.
 EXIT_GRACE_S = 3.0
 # Seconds between SIGTERM and SIGKILL to the bot's process group, as the worker's launcher gives.
@@ -108,7 +108,7 @@ class StdioBridge:
         self._relay: asyncio.Task[None] | None = None  # forwards the bot's lines
 
     def _say(self, text: str) -> None:
-        print(f"[stdio-agent] {text}", file=self.log, flush=True)
+        print(f"{BRIDGE_SAYS}{text}", file=self.log, flush=True)
 
     # ------------------------------------------------------------------------- the bot
 

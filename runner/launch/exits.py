@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import signal
 
+from arena.exit_status import BRIDGE_BOT_GONE, BRIDGE_SAYS
 from runner.launch.spec import MIB, AgentLimits
 
 # What common runtimes print when an allocation fails under RLIMIT_DATA or a cgroup limit:
@@ -21,6 +22,15 @@ _DOCKER_COULD_NOT_START = {
     126: "the container's command could not be invoked (exit code 126)",
     127: "the container's command was not found (exit code 127)",
 }
+
+
+# What the stdio bridge says of its bot as it ends with BRIDGE_BOT_GONE: "the bot exited with
+# code 0 before the game ended; ending the stream (a forfeit)", "cannot start the bot ...".
+_BRIDGE_BOT_GONE = re.compile(
+    rf"^{re.escape(BRIDGE_SAYS)}"
+    r"(the bot (?:exited|was killed|closed)[^;\n]*|cannot start the bot .*)",
+    re.MULTILINE,
+)
 
 
 def signal_name(number: int) -> str:
@@ -84,4 +94,7 @@ def describe_exit(
         return f"{memory_text(limits)} (killed by SIGKILL, presumably the OOM killer)"
     if signal_number is not None:
         return f"killed by signal {signal_name(signal_number)} ({signal_number})"
+    if returncode == BRIDGE_BOT_GONE and (said := _BRIDGE_BOT_GONE.findall(stderr)):
+        # The bridge's own code, not the bot's: "exited with code 6" alone blamed the bot.
+        return f"exited with code {returncode}, the stdio bridge's code for: {said[-1]}"
     return f"exited with code {returncode}"
