@@ -316,6 +316,9 @@ def test_unknown_versions_are_not_found(database: Database, key: int | str) -> N
         ("alpha@9", "no bot version 'alpha@9': alpha has version(s) 1, 2", True),
         ("ALPHA@1", "no bot version 'ALPHA@1': no bot named 'ALPHA'; did you mean 'alpha'?", True),
         ("omega@1", "no bot version 'omega@1': no bot named 'omega'", False),
+        # A slip in the writing, not a bot missing from this database: the CLI said "write it
+        # as name@version in sqlite:///...".
+        ("alpha@", "'alpha@' is not a bot version: write it as name@version", True),
     ],
 )
 def test_a_bot_not_found_names_the_one_likely_meant(

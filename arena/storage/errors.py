@@ -11,7 +11,8 @@ class StorageError(ArenaError):
 
 class NotFound(StorageError, LookupError):
     """A bot, bot version, tournament, game set or game that does not exist. `near`: the message
-    names a row like it, so the database looked in is the right one."""
+    names a row like it (or says how the name is miswritten), so the database looked in is not
+    to blame."""
 
     def __init__(self, message: str, *, near: bool = False) -> None:
         super().__init__(message)

@@ -148,5 +148,7 @@ def parse_ref(ref: str) -> tuple[str, str]:
     """Split "name@version"; the version may not be empty."""
     name, sep, version = ref.rpartition("@")
     if not sep or not name or not version:
-        raise NotFound(f"{ref!r} is not a bot version: write it as name@version")
+        # near: a slip in how it is written, not a row looked for in vain, so the CLI does not
+        # add the database it looked in ("write it as name@version in sqlite:///...").
+        raise NotFound(f"{ref!r} is not a bot version: write it as name@version", near=True)
     return name, version
