@@ -105,6 +105,12 @@ def reconcile(db: Database, connection: redis.Redis, queue_name: str | None = No
                 with db.session() as session:
                     last = status.value if status is not None else "lost"
                     why = f"gave up after {attempts} attempts (last job: {last})"
+                    if state == SetState.RUNNING.value:
+                        # No run recorded an error: the last one's worker went away mid-set.
+                        why += (
+                            ": the worker of the last one stopped mid-set without recording "
+                            "why (killed, out of memory, its host down?); see the workers' logs"
+                        )
                     repo.mark_set_failed(session, set_id, why)
                     tournament = repo.get_game_set(session, set_id).tournament
                     finish_if_done(session, tournament.id)

@@ -417,7 +417,12 @@ def test_the_reconciler_gives_up_on_a_set_out_of_attempts_and_says_how_to_retry(
         with db.session() as session:
             game_set = repo.get_game_set(session, set_id)
             assert game_set.state == "failed"
-            assert game_set.error == f"gave up after {MAX_ATTEMPTS} attempts (last job: {last_job})"
+            # What an operator can act on: it said no more than "(last job: failed)".
+            assert game_set.error == (
+                f"gave up after {MAX_ATTEMPTS} attempts (last job: {last_job}): the worker of "
+                "the last one stopped mid-set without recording why (killed, out of memory, its "
+                "host down?); see the workers' logs"
+            )
             assert repo.get_tournament(session, tid).state == "failed"
     assert f"`arena tournament retry {tid}` queues them again" in caplog.text
 
