@@ -48,6 +48,7 @@ from runner.gameset import (
     refused_admin,
 )
 from runner.launch import AgentLimits
+from runner.launch.container import DockerUnavailable
 from runner.periodic import every
 from runner.plan import plan_tournament
 from runner.ratings_update import update_ratings
@@ -410,6 +411,11 @@ def _not_the_bots(exc: Exception) -> str | None:
         return f"the game master refused this worker ({exc}); the set waits for a worker it accepts"
     if game_master_full(exc):  # its --max-games: a limit on the arena, not a fault of the bots
         return f"the game master has no room for another game ({exc}); the set waits for room"
+    if isinstance(exc, DockerUnavailable):  # a container bot's seat would forfeit every game
+        return (
+            f"{exc}; the set waits for a worker that reaches one (start the Docker daemon, or "
+            "check DOCKER_HOST)"
+        )
     return None
 
 

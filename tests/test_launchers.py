@@ -28,6 +28,7 @@ from runner.launch import (
     RunningAgent,
     describe_exit,
 )
+from runner.launch.container import DockerUnavailable
 from runner.launch.forkserver import ForkedAgent, ForkServer
 from runner.launch.process import cannot_start
 from runner.launch.spec import MIB
@@ -542,7 +543,8 @@ def test_container_launch_runs_docker_with_the_token_in_its_env_and_stops_the_co
     agent = launcher.launch(spec)
     launched.append(agent)
     wait_for(lambda: "container starting" in agent.stderr_text())
-    calls = (tmp_path / "calls.log").read_text().splitlines()
+    version, *calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert version == "version --format {{.Server.Version}}"  # is a daemon there?
     assert calls[0] == " ".join(launcher.command(spec)[1:])
     assert calls[1] == f"ARENA_SEAT_TOKEN={TOKEN}"
     client_env = set(calls[2].removeprefix("env: ").split()) - {"PWD"}  # sh adds PWD
@@ -551,8 +553,31 @@ def test_container_launch_runs_docker_with_the_token_in_its_env_and_stops_the_co
     agent.stop()
     name = launcher.container_name(spec)
     calls = (tmp_path / "calls.log").read_text().splitlines()
-    assert calls[3:] == [f"stop --time 1 {name}", f"rm --force {name}"]
+    assert calls[4:] == [f"stop --time 1 {name}", f"rm --force {name}"]
     assert agent.exit_reason() == "stopped by the arena"
+
+
+def test_a_docker_client_with_no_daemon_is_the_arenas_trouble_not_the_bots(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Each container seat used to start, fail with docker's exit code 125 and forfeit: every
+    # game of the bot lost, and rated. Now no container starts, and the worker is told why.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy(AGENTS / "fake_docker.sh", bin_dir / "docker")
+    (bin_dir / "docker").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
+    (tmp_path / "daemon-down").touch()
+    launcher = ContainerLauncher(grace_seconds=1)
+    with pytest.raises(DockerUnavailable, match=r"reaches no Docker daemon \(Cannot connect"):
+        launcher.launch(container_spec())
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert calls == ["version --format {{.Server.Version}}"]  # and no `docker run`
+    (tmp_path / "daemon-down").unlink()
+    launcher.check_daemon()  # back: asked again, since it was not reached
+    launcher.check_daemon()  # trusted for a while: not asked again
+    assert (tmp_path / "calls.log").read_text().count("version") == 2
 
 
 NOBODY = 65534

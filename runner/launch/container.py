@@ -17,15 +17,20 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from arena.config import env
+from arena.errors import ArenaError
 from arena.gamemaster.unix_socket import SOCKET_NAME
 from runner.launch.process import RunningAgent, start_process
 from runner.launch.spec import SEAT_TOKEN_ENV, AgentSpec, LaunchError, safe_label
 
 NOBODY = "65534:65534"
+# `docker version` asks the daemon; a worker that reached it trusts it this long.
+DAEMON_TIMEOUT_S = 10.0
+DAEMON_TRUSTED_S = 30.0
 # Where a container agent finds the game master's socket directory.
 SOCKET_MOUNT = "/run/arena"
 # A docker volume's name (docker's own rule), else an absolute host directory.
@@ -83,6 +88,11 @@ class RunningContainer(RunningAgent):
         super().stop()
 
 
+class DockerUnavailable(ArenaError):
+    """The docker client reaches no daemon: the arena's trouble, not the bot's (its seat would
+    forfeit every game, and the losses be rated)."""
+
+
 class ContainerLauncher:
     """Starts each agent as a container from the bot version's image (`spec.image`)."""
 
@@ -108,6 +118,7 @@ class ContainerLauncher:
         self.pull = pull
         self.log_dir = log_dir
         self.grace_seconds = grace_seconds
+        self._daemon_until = 0.0  # monotonic time until which the daemon is taken to be there
 
     def container_name(self, spec: AgentSpec) -> str:
         """Unique per seat: the label plus a digest of the single-use seat token (not the token)."""
@@ -166,10 +177,12 @@ class ContainerLauncher:
 
     def client_environment(self, spec: AgentSpec) -> dict[str, str]:
         """Environment of the docker client process (not of the bot)."""
-        executable = self._docker_path()
+        return {**self._client_env(), SEAT_TOKEN_ENV: spec.seat_token}
+
+    def _client_env(self) -> dict[str, str]:
+        """The worker's environment as the docker client needs it, and no more."""
         env = {name: os.environ[name] for name in DOCKER_CLIENT_VARIABLES if name in os.environ}
-        env["PATH"] = f"{os.path.dirname(executable)}:/usr/bin:/bin"
-        env[SEAT_TOKEN_ENV] = spec.seat_token
+        env["PATH"] = f"{os.path.dirname(self._docker_path())}:/usr/bin:/bin"
         return env
 
     def _docker_path(self) -> str:
@@ -181,7 +194,31 @@ class ContainerLauncher:
             )
         return os.path.abspath(found)
 
+    def check_daemon(self) -> None:
+        """DockerUnavailable unless the client reaches a daemon (asked at most every
+        DAEMON_TRUSTED_S)."""
+        if time.monotonic() < self._daemon_until:
+            return
+        argv = [self._docker_path(), "version", "--format", "{{.Server.Version}}"]
+        try:
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=DAEMON_TIMEOUT_S,
+                env=self._client_env(),
+            )
+        except subprocess.TimeoutExpired:
+            raise DockerUnavailable(
+                f"the Docker daemon did not answer `docker version` within {DAEMON_TIMEOUT_S:g} s"
+            ) from None
+        if done.returncode != 0:
+            said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+            raise DockerUnavailable(f"this worker reaches no Docker daemon ({said[:300]})")
+        self._daemon_until = time.monotonic() + DAEMON_TRUSTED_S
+
     def launch(self, spec: AgentSpec) -> RunningContainer:
+        self.check_daemon()
         argv = self.command(spec)
         argv[0] = self._docker_path()
         env = self.client_environment(spec)
