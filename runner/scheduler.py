@@ -122,7 +122,10 @@ class UtcCronJob(CronJob):
         queue = arena_queue(connection, self.queue_name)
         night = night_of(due)
         kwargs = {**self.kwargs, "night": night, "cron": self.cron}
-        job = queue.enqueue(self.func_name, args=self.args, kwargs=kwargs, **self.job_options)
+        # At the front: the night's job only creates its tournament (whose sets queue behind
+        # the rest), and waiting behind a big backlog it could find the next night overdue.
+        options = {**self.job_options, "at_front": True}
+        job = queue.enqueue(self.func_name, args=self.args, kwargs=kwargs, **options)
         connection.set(LAST_NIGHT_KEY, night)
         self.last_enqueued = due
         log.info("enqueued %s of %s (job %s) on %s", self.name, night, job.id, self.queue_name)

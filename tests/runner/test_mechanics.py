@@ -611,6 +611,22 @@ def test_a_scheduler_enqueues_the_last_night_again_when_redis_comes_back_empty(
     assert own_redis.get(LOCK_KEY) == scheduler.token.encode()
 
 
+def test_the_nights_job_goes_to_the_front_of_the_queue(own_redis: redis.Redis) -> None:
+    # Behind a backlog of sets it waited its turn: its tournament was created late, or the
+    # night skipped as overdue.
+    from runner.queue import arena_queue
+    from runner.scheduler import night_of
+
+    scheduler = _nightly_scheduler(own_redis, "0 2 * * *")
+    backlog = arena_queue(own_redis, "nightly-test")
+    for index in range(3):
+        backlog.enqueue("builtins.print", args=[index], job_id=f"backlog-{index}")
+    scheduler.nightly.enqueue_night(own_redis, scheduler.nightly.last_due())
+    first = backlog.get_jobs()[0]
+    assert first.kwargs["night"] == night_of(scheduler.nightly.last_due())
+    assert len(backlog) == 4
+
+
 def test_an_overdue_night_is_left_to_the_latest(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
