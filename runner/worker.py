@@ -344,23 +344,29 @@ class Supervisor:
         return 2 if self.outdated else 0
 
     def _reconcile(self) -> None:
-        from runner import jobs, redis_conn
-        from runner.queue import announce_database
-        from runner.reconcile import reconcile
+        reconcile_once(self.queue)
 
-        try:
-            connection = redis_conn.connect()
-            # Before the pass: commands that queue sets check their database against it.
-            announce_database(connection, jobs.database().shown_url, self.queue)
-            reconcile(jobs.database(), connection, self.queue)
-        except (*REDIS_DOWN, redis_conn.RedisUnavailable) as exc:
-            log.warning("reconciler: Redis unreachable at %s (%s)", redis_conn.describe(), exc)
-        except OperationalError as exc:  # the database went away: the next pass tries again
-            log.warning("reconciler: the database did not answer (%s)", driver_reason(exc))
-        except ArenaError as exc:
-            log.warning("reconciler: %s", exc)
-        except Exception:
-            log.exception("reconciler pass failed")
+
+def reconcile_once(queue: str) -> None:
+    """One reconciler pass (sets the database has queued that Redis lost are queued again, sets
+    out of attempts given up on, ...); a Redis or database away is logged, not raised."""
+    from runner import jobs, redis_conn
+    from runner.queue import announce_database
+    from runner.reconcile import reconcile
+
+    try:
+        connection = redis_conn.connect()
+        # Before the pass: commands that queue sets check their database against it.
+        announce_database(connection, jobs.database().shown_url, queue)
+        reconcile(jobs.database(), connection, queue)
+    except (*REDIS_DOWN, redis_conn.RedisUnavailable) as exc:
+        log.warning("reconciler: Redis unreachable at %s (%s)", redis_conn.describe(), exc)
+    except OperationalError as exc:  # the database went away: the next pass tries again
+        log.warning("reconciler: the database did not answer (%s)", driver_reason(exc))
+    except ArenaError as exc:
+        log.warning("reconciler: %s", exc)
+    except Exception:
+        log.exception("reconciler pass failed")
 
 
 def setup_logging() -> None:

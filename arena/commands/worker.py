@@ -23,7 +23,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     worker.add_argument("--queue", default=None, help="queue name (default ARENA_QUEUE)")
     worker.add_argument(
-        "--burst", action="store_true", help="one worker process; exit when the queue is empty"
+        "--burst",
+        action="store_true",
+        help="one worker process: queue again the sets Redis lost, play till the queue is empty",
     )
     worker.add_argument(
         "--reconcile-every",
@@ -51,6 +53,7 @@ def _run(args: argparse.Namespace) -> int:
         EXIT_OUTDATED,
         RECONCILE_INTERVAL,
         Supervisor,
+        reconcile_once,
         setup_logging,
         work_forever,
     )
@@ -73,6 +76,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     queue = args.queue or queue_name()
     if args.burst:  # exits as the supervisor would: 2 once a newer arena owns the database
+        reconcile_once(queue)  # as the supervisor does first: sets Redis lost are queued again
         code = work_forever(queue, burst=True)
         return 2 if code == EXIT_OUTDATED else code
     every = args.reconcile_every or RECONCILE_INTERVAL

@@ -448,6 +448,27 @@ def test_reconciler_enqueues_sets_missing_from_redis_once(
         assert reconcile(db, connection).enqueued == [set_ids[1]]
 
 
+def test_a_burst_worker_first_queues_again_the_sets_redis_lost(
+    arena_env: dict[str, str], register: Callable[..., list[str]]
+) -> None:
+    # After a Redis restart lost the queue, `arena worker --burst` said "done, quitting" and
+    # played nothing: only the supervisor of `arena worker` reconciled.
+    register("random", "greedy")
+    tid, set_ids = _tournament(arena_env, sets=2)  # stored, never enqueued
+    burst = subprocess.run(
+        [*ARENA, "worker", "--burst"],
+        env={**os.environ, **arena_env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert burst.returncode == 0, burst.stderr[-2000:]
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        states = {s.id: (s.state, len(s.games)) for s in repo.list_game_sets(session, tid)}
+    assert states == {set_id: ("done", 2) for set_id in set_ids}, burst.stderr[-2000:]
+
+
 def _scheduler(env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [*ARENA, "scheduler"],
