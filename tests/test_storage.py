@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import threading
@@ -127,6 +128,17 @@ def test_dashboard_query_indexes_exist(database: Database) -> None:
     assert columns["ix_games_finished"] == ["finished", "id"]  # a page is read off it, unsorted
     assert columns["ix_games_seat2"] == ["seat2_id", "finished", "id"]
     assert "ix_faults_bot_version" in {ix["name"] for ix in inspector.get_indexes("faults")}
+
+
+def test_a_new_sqlite_database_is_for_its_user_alone(tmp_path: Path) -> None:
+    # A mistyped ARENA_DATABASE_URL made a new directory (0755) and database (0644) that any
+    # user could read: the database knows every hand not yet played.
+    path = tmp_path / "typo" / "dir" / "arena.db"
+    with open_database(f"sqlite:///{path}") as db:
+        _add(db, "alpha")  # a write: the journal files are made too
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    for made in path.parent.iterdir():
+        assert stat.S_IMODE(made.stat().st_mode) == 0o600, made.name
 
 
 def test_opening_twice_keeps_schema_and_data(database_url: str) -> None:

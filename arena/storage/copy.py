@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,7 +12,13 @@ from sqlalchemy import Connection, LargeBinary, Table, func, insert, make_url, s
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from arena.config import why_no_directory
-from arena.storage.database import Database, driver_reason, open_database, shown_url
+from arena.storage.database import (
+    Database,
+    create_private_file,
+    driver_reason,
+    open_database,
+    shown_url,
+)
 from arena.storage.errors import SchemaTooNew, StorageError
 from arena.storage.models import Base, SchemaVersion
 
@@ -126,9 +131,7 @@ def _prepare_sqlite_target(url: str) -> None:
         return
     path = Path(name)
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with suppress(FileExistsError):
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        create_private_file(path)
     except OSError as exc:
         why = f"cannot create {path}: {why_no_directory(path, exc)}"
         raise CopyFailed(f"cannot copy into {shown_url(url)}: {why}") from None

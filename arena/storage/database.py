@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -296,11 +297,20 @@ def shown_url(url: str | URL) -> str:
     return hide_password(url if isinstance(url, str) else url.render_as_string(hide_password=False))
 
 
+def create_private_file(path: Path) -> None:
+    """Create the file (empty: SQLite takes it for a new database), and the directories it
+    needs, for this user alone, unless it is there: the database knows every hand not yet
+    played. SQLite's journal files take the file's permissions."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 def _sqlite_engine(url: URL, engine_kwargs: dict[str, Any], setting: str) -> Engine:
     if url.database and url.database != ":memory:" and not url.database.startswith("file:"):
         folder = Path(url.database).parent
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            create_private_file(Path(url.database))
         except OSError as exc:
             raise DatabaseUnavailable(
                 f"cannot use the database at {shown_url(url)}: cannot create its directory "
