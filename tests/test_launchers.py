@@ -404,7 +404,12 @@ EXIT_6 = "exited with code 6"
         ),
         (128 + int(signal.SIGXCPU), {"container": True}, "CPU time limit (5 s) exceeded"),
         (139, {"container": True}, "killed by signal SIGSEGV (11)"),
-        (125, {"container": True}, "docker could not run the container (exit code 125)"),
+        # Said of "the agent": it read "the agent docker could not run the container".
+        (
+            125,
+            {"container": True},
+            "exited with code 125, docker's: it could not run the container",
+        ),
         (1, {"container": True}, "exited with code 1"),
         # The stdio bridge's own code: "exited with code 6" alone blamed the bot for it.
         (6, {"stderr": f"{BRIDGE_SAYS}{BOT_GONE}; ending the stream (a forfeit)\n"}, BRIDGE_6),

@@ -16,11 +16,12 @@ _OUT_OF_MEMORY = re.compile(
     re.IGNORECASE,
 )
 
-# `docker run` reserves these exit codes for its own failures (docker run reference).
+# `docker run` reserves these exit codes for its own failures (docker run reference). Said
+# of "the agent" ("crash: the agent exited with code 125, ... before connecting").
 _DOCKER_COULD_NOT_START = {
-    125: "docker could not run the container (exit code 125)",
-    126: "the container's command could not be invoked (exit code 126)",
-    127: "the container's command was not found (exit code 127)",
+    125: "exited with code 125, docker's: it could not run the container",
+    126: "exited with code 126, docker's: the container's command could not be invoked",
+    127: "exited with code 127, docker's: the container's command was not found",
 }
 
 
