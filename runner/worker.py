@@ -112,14 +112,14 @@ class ArenaWorker(SimpleWorker):
         """Redis went away while RQ stored the job's end (what the job did is in the database;
         a lost job is queued again from there). RQ's loop would quit with a page of chained
         tracebacks: say it in a line, leave the loop, and reconnect (work_forever)."""
+        from runner.jobs import RatingsDeferred
+
         ended = _job_error(exc)
-        self.log.warning(
-            "Worker %s: lost Redis ending job %s%s (%s)",
-            self.name,
-            job.id,
-            f", which failed: {ended}" if ended else "",
-            exc,
-        )
+        if isinstance(ended, RatingsDeferred):  # its set is recorded: only rating waits
+            how = ": its set is recorded; the next rating pass, once Redis is back, rates it"
+        else:
+            how = f", which failed: {ended}" if ended else ""
+        self.log.warning("Worker %s: lost Redis ending job %s%s (%s)", self.name, job.id, how, exc)
         self.lost_redis = True
         raise StopRequested() from None
 
