@@ -295,7 +295,7 @@ class Supervisor:
     def run(self) -> int:
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGINT, self._stop)
-        self._reconcile()
+        reconcile_once(self.queue)
         for index in range(self.count):
             if not self._stopping:  # a signal during the first pass: start nothing
                 self.children[index] = self._spawn(index)
@@ -335,16 +335,13 @@ class Supervisor:
                     self.children[index] = self._spawn(index)
                     started[index] = now
             if time.monotonic() >= next_reconcile:
-                self._reconcile()
+                reconcile_once(self.queue)
                 next_reconcile = time.monotonic() + self.reconcile_every
             time.sleep(0.5)
         for child in self.children:
             if child is not None:
                 child.wait()
         return 2 if self.outdated else 0
-
-    def _reconcile(self) -> None:
-        reconcile_once(self.queue)
 
 
 def reconcile_once(queue: str) -> None:
