@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -85,3 +86,17 @@ def database(database_url: str) -> Iterator[Database]:
         yield db
     finally:
         db.dispose()
+
+
+@pytest.fixture
+def fake_docker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """tests/agents/fake_docker.sh first on PATH as `docker` (no engine runs here), its config
+    directory returned: it logs each call to calls.log there, and a file daemon-down there makes
+    it a client that reaches no daemon."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy(Path(__file__).parent / "agents" / "fake_docker.sh", bin_dir / "docker")
+    (bin_dir / "docker").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))  # passed through to the client
+    return tmp_path

@@ -534,21 +534,15 @@ def test_missing_docker_binary_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_container_launch_runs_docker_with_the_token_in_its_env_and_stops_the_container(
-    launched: Launched, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    launched: Launched, monkeypatch: pytest.MonkeyPatch, fake_docker: Path
 ) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    shutil.copy(AGENTS / "fake_docker.sh", bin_dir / "docker")
-    (bin_dir / "docker").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))  # passed through to the client
     monkeypatch.setenv("ARENA_ADMIN_TOKEN", "worker-secret")  # must not be passed through
     launcher = ContainerLauncher(grace_seconds=1)
     spec = container_spec()
     agent = launcher.launch(spec)
     launched.append(agent)
     wait_for(lambda: "container starting" in agent.stderr_text())
-    version, *calls = (tmp_path / "calls.log").read_text().splitlines()
+    version, *calls = (fake_docker / "calls.log").read_text().splitlines()
     assert version == "version --format {{.Server.Version}}"  # is a daemon there?
     assert calls[0] == " ".join(launcher.command(spec)[1:])
     assert calls[1] == f"ARENA_SEAT_TOKEN={TOKEN}"
@@ -557,32 +551,26 @@ def test_container_launch_runs_docker_with_the_token_in_its_env_and_stops_the_co
     assert agent.poll() is None
     agent.stop()
     name = launcher.container_name(spec)
-    calls = (tmp_path / "calls.log").read_text().splitlines()
+    calls = (fake_docker / "calls.log").read_text().splitlines()
     assert calls[4:] == [f"stop --time 1 {name}", f"rm --force {name}"]
     assert agent.exit_reason() == "stopped by the arena"
 
 
 def test_a_docker_client_with_no_daemon_is_the_arenas_trouble_not_the_bots(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    fake_docker: Path,
 ) -> None:
     # Each container seat used to start, fail with docker's exit code 125 and forfeit: every
     # game of the bot lost, and rated. Now no container starts, and the worker is told why.
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    shutil.copy(AGENTS / "fake_docker.sh", bin_dir / "docker")
-    (bin_dir / "docker").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
-    (tmp_path / "daemon-down").touch()
+    (fake_docker / "daemon-down").touch()
     launcher = ContainerLauncher(grace_seconds=1)
     with pytest.raises(DockerUnavailable, match=r"reaches no Docker daemon \(Cannot connect"):
         launcher.launch(container_spec())
-    calls = (tmp_path / "calls.log").read_text().splitlines()
+    calls = (fake_docker / "calls.log").read_text().splitlines()
     assert calls == ["version --format {{.Server.Version}}"]  # and no `docker run`
-    (tmp_path / "daemon-down").unlink()
+    (fake_docker / "daemon-down").unlink()
     launcher.check_daemon()  # back: asked again, since it was not reached
     launcher.check_daemon()  # trusted for a while: not asked again
-    assert (tmp_path / "calls.log").read_text().count("version") == 2
+    assert (fake_docker / "calls.log").read_text().count("version") == 2
 
 
 NOBODY = 65534

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -279,21 +277,14 @@ def test_a_set_the_game_master_has_no_room_for_waits_without_spending_attempts(
 def test_a_set_with_a_container_bot_waits_for_a_docker_daemon_without_spending_attempts(
     arena_env: dict[str, str],
     register: Callable[..., list[str]],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    fake_docker: Path,
 ) -> None:
     # A worker whose docker client reached no daemon started each container seat, which failed
     # at once (docker's exit code 125) and forfeited: every game of the bot lost, and rated.
     from arena.registry import register_bot
 
     register("random")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    shutil.copy(ROOT / "tests" / "agents" / "fake_docker.sh", bin_dir / "docker")
-    (bin_dir / "docker").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
-    (tmp_path / "daemon-down").touch()
+    (fake_docker / "daemon-down").touch()
     with (
         open_database(arena_env["ARENA_DATABASE_URL"]) as db,
         start_in_thread() as gm,
@@ -306,7 +297,7 @@ def test_a_set_with_a_container_bot_waits_for_a_docker_daemon_without_spending_a
         )
         with db.session() as session:
             assert repo.get_game_set(session, set_id).games == []
-    assert "run " not in (tmp_path / "calls.log").read_text()  # no container was started
+    assert "run " not in (fake_docker / "calls.log").read_text()  # no container was started
 
 
 def test_a_set_waiting_for_a_game_master_is_given_back_when_its_worker_stops(
