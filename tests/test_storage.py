@@ -177,14 +177,21 @@ def test_upgrade_runs_only_the_missing_steps_once(
     assert calls == [1]
 
 
-def test_the_upgrade_to_version_3_adds_a_sets_sign_of_life(database_url: str) -> None:
+def _upgraded_from(database_url: str, version: int, *undo: str) -> tuple[Database, str]:
+    """A database with a tournament, taken back to schema `version` by the `undo` statements
+    (as one written then), and opened again: upgraded. Its id too."""
     db = open_database(database_url)
     tid = _tournament(db, sets=1)
-    with db.engine.begin() as conn:  # back to version 2, as a database written before
-        conn.execute(text("ALTER TABLE game_sets DROP COLUMN beat"))
-        conn.execute(text("UPDATE schema_version SET version = 2"))
+    with db.engine.begin() as conn:
+        for statement in undo:
+            conn.execute(text(statement))
+        conn.execute(text(f"UPDATE schema_version SET version = {version}"))
     db.dispose()
-    db = open_database(database_url)
+    return open_database(database_url), tid
+
+
+def test_the_upgrade_to_version_3_adds_a_sets_sign_of_life(database_url: str) -> None:
+    db, tid = _upgraded_from(database_url, 2, "ALTER TABLE game_sets DROP COLUMN beat")
     try:
         assert db.schema_version() == SCHEMA_VERSION
         columns = {c["name"] for c in inspect(db.engine).get_columns("game_sets")}
@@ -207,18 +214,12 @@ def test_the_upgrade_to_version_6_ends_the_game_list_indexes_with_finished_and_i
 ) -> None:
     # Game lists are newest first, ties broken by id: without the id in the index every deep
     # page sorted all games (300 ms for page 2000 of 100,000 games, bench/dashboard.py).
-    db = open_database(database_url)
-    _tournament(db, sets=1)
-    with db.engine.begin() as conn:  # back to version 5, as a database written before
-        for name, column in [("ix_games_finished", "finished")] + [
-            (f"ix_games_seat{i}", f"seat{i}_id") for i in range(4)
-        ]:
-            conn.execute(text(f"DROP INDEX {name}"))
-            conn.execute(text(f"CREATE INDEX {name} ON games ({column})"))
-        conn.execute(text("DROP INDEX ix_game_sets_pairs"))
-        conn.execute(text("UPDATE schema_version SET version = 5"))
-    db.dispose()
-    db = open_database(database_url)
+    version_5 = [("ix_games_finished", "finished")] + [
+        (f"ix_games_seat{i}", f"seat{i}_id") for i in range(4)
+    ]
+    undo = [f"DROP INDEX {name}" for name, _ in version_5] + ["DROP INDEX ix_game_sets_pairs"]
+    undo += [f"CREATE INDEX {name} ON games ({column})" for name, column in version_5]
+    db, _tid = _upgraded_from(database_url, 5, *undo)
     try:
         assert db.schema_version() == SCHEMA_VERSION
         indexes = inspect(db.engine).get_indexes("games")
