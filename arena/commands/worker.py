@@ -70,10 +70,16 @@ def _run(args: argparse.Namespace) -> int:
     redis_conn.connect()  # fail now, with the fix in the message, if Redis is not there
     _check_game_master(env("ARENA_GAME_MASTER"), agents_dial)
     if agents_dial is not None:
-        logging.getLogger("arena.worker").info(
-            "process agents dial %s, with no network of their own where namespaces can be made",
-            agents_dial,
+        from runner.launch import pidns
+
+        # Said as it is on this host: "where namespaces can be made" left the reader to guess.
+        sealed = (
+            "with no network of their own and the data directory out of sight"
+            if pidns.available()
+            else "but unsealed: this host lets this user make no namespaces, so they share its "
+            "network and its files"
         )
+        logging.getLogger("arena.worker").info("process agents dial %s, %s", agents_dial, sealed)
     queue = args.queue or queue_name()
     if args.burst:  # exits as the supervisor would: 2 once a newer arena owns the database
         reconcile_once(queue)  # as the supervisor does first: sets Redis lost are queued again
