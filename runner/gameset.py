@@ -26,7 +26,7 @@ from arena.gamemaster.client import (
     OpenedGame,
 )
 from arena.gamemaster.early_exit import EarlyExitWatch, gone_before_connecting
-from arena.gamemaster.policy import DISCONNECTED, GameLimits
+from arena.gamemaster.policy import ABSENT, CONTESTED, DISCONNECTED, GameLimits
 from arena.gamemaster.status import SHUTTING_DOWN
 from arena.storage import FaultInfo, GameResult
 from arena.storage.models import BotVersion, utcnow
@@ -204,7 +204,7 @@ def _record_faults(record: str) -> list[FaultInfo]:
             continue
         if not isinstance(event, dict):
             continue
-        kind = "contested" if event.get("event") == "contested" else event.get("fault")
+        kind = CONTESTED if event.get("event") == CONTESTED else event.get("fault")
         seat = event.get("seat")
         if not kind or seat not in (0, 1, 2, 3):
             continue
@@ -280,7 +280,7 @@ def _absent(
     return [
         FaultInfo(
             seat=seat,
-            kind="absent",
+            kind=ABSENT,
             detail=f"the agent did not connect within {connect_ms} ms",
             stderr=agent.stderr_text() if (agent := agents[seat]) is not None else "",
         )

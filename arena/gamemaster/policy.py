@@ -33,6 +33,12 @@ class FaultKind(StrEnum):
     MALFORMED = "malformed"
 
 
+# The kinds of fault a worker stores besides a record's: a seat whose agent never said Hello
+# (the game forfeited), and a seat whose token another agent used (a "contested" record event).
+ABSENT, CONTESTED = "absent", "contested"
+WORKER_FAULT_KINDS = (ABSENT, CONTESTED)
+
+
 @dataclass(frozen=True)
 class GameLimits:
     """The limits of one game: arena.config.Limits plus how long seats have to connect."""

@@ -8,7 +8,7 @@ from typing import Any
 from flask import Blueprint, Response, abort, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 
-from arena.gamemaster.policy import FaultKind
+from arena.gamemaster.policy import WORKER_FAULT_KINDS, FaultKind
 from arena.storage import repo
 from dashboard.db import session
 from dashboard.queries.games import ANY_FAULT, game_list, game_page
@@ -16,9 +16,8 @@ from dashboard.views.common import page, page_size
 
 bp = Blueprint("games", __name__)
 
-# What ?fault= takes: the kinds a record names, a seat's token used by another (stored as
-# "contested", see runner.gameset), or any of them.
-FAULT_KINDS = (*(k.value for k in FaultKind), "contested", ANY_FAULT)
+# What ?fault= takes: a stored fault's kind, or any of them.
+FAULT_KINDS = (*(k.value for k in FaultKind), *WORKER_FAULT_KINDS, ANY_FAULT)
 
 # A set played again opens its games on the game master as GAME_ID.2, .3, ... (an earlier
 # attempt's game may still hold GAME_ID there) and stores them as GAME_ID: the game master's

@@ -21,7 +21,7 @@ JSON API (every page has a twin; ids unknown to the database give a 404 with a m
                                           while no set is being played) and them in words
     GET /api/games?page=N&bot=B&version=V&fault=K  games, newest first; of one bot (or
                                           version); K (timeout, crash, illegal, malformed,
-                                          contested or any): those with such a fault (the
+                                          absent, contested or any): those with such a fault (the
                                           bot's, if one is named)
     GET /api/games/ID                     one game: header, hands, timings, faults
     GET /api/games/ID/record.jsonl        the record byte for byte as stored

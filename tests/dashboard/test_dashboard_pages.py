@@ -425,7 +425,8 @@ def test_the_games_a_bot_faulted_in_are_listed_from_its_page(site: Site) -> None
         listed = _json(client, f"/api/games?{query}")
         assert {g["id"] for g in listed["games"]} == faulted, query
         assert listed["page"]["total"] == len(faulted)
-    for query in ("fault=crash", "bot=greedy&fault=any", "bot=random&version=1.0&fault=illegal"):
+    nothing = ("fault=crash", "fault=absent", "fault=contested", "bot=greedy&fault=any")
+    for query in (*nothing, "bot=random&version=1.0&fault=illegal"):
         assert _json(client, f"/api/games?{query}")["page"]["total"] == 0, query
     assert "No such games." in _html(client, "/games?bot=greedy&fault=any")
     wrong = client.get("/api/games?fault=timout")
