@@ -412,10 +412,7 @@ def _not_the_bots(exc: Exception) -> str | None:
     if game_master_full(exc):  # its --max-games: a limit on the arena, not a fault of the bots
         return f"the game master has no room for another game ({exc}); the set waits for room"
     if isinstance(exc, DockerUnavailable):  # a container bot's seat would forfeit every game
-        return (
-            f"{exc}; the set waits for a worker that reaches one (start the Docker daemon, or "
-            "check DOCKER_HOST)"
-        )
+        return f"{exc}; the set waits for a worker that can run containers"
     return None
 
 

@@ -89,8 +89,8 @@ class RunningContainer(RunningAgent):
 
 
 class DockerUnavailable(ArenaError):
-    """The docker client reaches no daemon: the arena's trouble, not the bot's (its seat would
-    forfeit every game, and the losses be rated)."""
+    """This worker cannot run containers (no docker client, or one that reaches no daemon):
+    the arena's trouble, not the bot's (its seat would forfeit every game, the losses rated)."""
 
 
 class ContainerLauncher:
@@ -199,7 +199,10 @@ class ContainerLauncher:
         DAEMON_TRUSTED_S)."""
         if time.monotonic() < self._daemon_until:
             return
-        argv = [self._docker_path(), "version", "--format", "{{.Server.Version}}"]
+        try:
+            argv = [self._docker_path(), "version", "--format", "{{.Server.Version}}"]
+        except LaunchError as exc:  # no client on this worker: no bot's fault either
+            raise DockerUnavailable(f"this worker has no docker client: {exc}") from None
         try:
             done = subprocess.run(
                 argv,
@@ -214,7 +217,10 @@ class ContainerLauncher:
             ) from None
         if done.returncode != 0:
             said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-            raise DockerUnavailable(f"this worker reaches no Docker daemon ({said[:300]})")
+            raise DockerUnavailable(
+                f"this worker reaches no Docker daemon ({said[:300]}): start it, or check "
+                "DOCKER_HOST"
+            )
         self._daemon_until = time.monotonic() + DAEMON_TRUSTED_S
 
     def launch(self, spec: AgentSpec) -> RunningContainer:

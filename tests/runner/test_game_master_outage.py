@@ -293,7 +293,7 @@ def test_a_set_with_a_container_bot_waits_for_a_docker_daemon_without_spending_a
         with db.session() as session:
             register_bot(session, ROOT / "tests" / "data" / "bots" / "boxed")
         set_id = _turned_away_for_free(
-            db, client, "reaches no Docker daemon", "waits for a worker that reaches one"
+            db, client, "reaches no Docker daemon", "waits for a worker that can run containers"
         )
         with db.session() as session:
             assert repo.get_game_set(session, set_id).games == []
