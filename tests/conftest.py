@@ -91,8 +91,8 @@ def database(database_url: str) -> Iterator[Database]:
 @pytest.fixture
 def fake_docker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """tests/agents/fake_docker.sh first on PATH as `docker` (no engine runs here), its config
-    directory returned: it logs each call to calls.log there, and a file daemon-down there makes
-    it a client that reaches no daemon."""
+    directory returned: it logs each call to calls.log there; a file daemon-down there makes it
+    a client that reaches no daemon, a file no-image one whose daemon has no image."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shutil.copy(Path(__file__).parent / "agents" / "fake_docker.sh", bin_dir / "docker")

@@ -320,6 +320,34 @@ def test_cli_adds_lists_shows_and_disables_bots(
     assert [v["ref"] for v in shown["versions"]] == ["echo-bot@1.0"]
 
 
+@pytest.mark.parametrize(
+    ("state", "warning"),
+    [
+        ("daemon-down", "warning: this host reaches no Docker daemon (Cannot connect to the"),
+        ("no-image", "warning: docker has no image 'ghcr.io/example/boxed-bot:2' here: build"),
+        (None, None),
+    ],
+)
+def test_a_container_bot_this_host_could_not_run_is_registered_with_a_warning(
+    arena_env: pytest.MonkeyPatch,
+    fake_docker: Path,
+    capsys: pytest.CaptureFixture[str],
+    state: str | None,
+    warning: str | None,
+) -> None:
+    # Registered without a word, its games forfeited (no image) or waited (no daemon).
+    if state is not None:
+        (fake_docker / state).touch()
+    assert cli.main(["bots", "add", str(BOTS / "boxed")]) == 0  # a warning: workers may differ
+    said = capsys.readouterr()
+    assert "registered boxed.bot@2" in said.out
+    if warning is None:
+        assert said.err == ""
+    else:
+        assert said.err.startswith(warning), said.err
+        assert "every worker host needs the image before the bot's games" in said.err
+
+
 def test_cli_reports_refusals_with_exit_code_2(
     arena_env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

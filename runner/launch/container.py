@@ -194,34 +194,46 @@ class ContainerLauncher:
             )
         return os.path.abspath(found)
 
+    def _ask_docker(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """A short docker client command; TimeoutExpired if the daemon does not answer."""
+        argv = [self._docker_path(), *args]
+        env = self._client_env()
+        return subprocess.run(
+            argv, capture_output=True, text=True, timeout=DAEMON_TIMEOUT_S, env=env
+        )
+
     def check_daemon(self) -> None:
         """DockerUnavailable unless the client reaches a daemon (asked at most every
         DAEMON_TRUSTED_S)."""
         if time.monotonic() < self._daemon_until:
             return
         try:
-            argv = [self._docker_path(), "version", "--format", "{{.Server.Version}}"]
-        except LaunchError as exc:  # no client on this worker: no bot's fault either
-            raise DockerUnavailable(f"this worker has no docker client: {exc}") from None
-        try:
-            done = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                timeout=DAEMON_TIMEOUT_S,
-                env=self._client_env(),
-            )
+            done = self._ask_docker("version", "--format", "{{.Server.Version}}")
+        except LaunchError as exc:  # no client on this host: no bot's fault either
+            raise DockerUnavailable(f"this host has no docker client: {exc}") from None
         except subprocess.TimeoutExpired:
             raise DockerUnavailable(
-                f"the Docker daemon did not answer `docker version` within {DAEMON_TIMEOUT_S:g} s"
+                f"the Docker daemon did not answer within {DAEMON_TIMEOUT_S:g} s"
             ) from None
         if done.returncode != 0:
             said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
             raise DockerUnavailable(
-                f"this worker reaches no Docker daemon ({said[:300]}): start it, or check "
-                "DOCKER_HOST"
+                f"this host reaches no Docker daemon ({said[:300]}): start it, or check DOCKER_HOST"
             )
         self._daemon_until = time.monotonic() + DAEMON_TRUSTED_S
+
+    def image_problem(self, image: str) -> str | None:
+        """Why this host could not run `image` now (no daemon, or no such image), or None."""
+        try:
+            self.check_daemon()
+            done = self._ask_docker("image", "inspect", "--format", "{{.Id}}", image)
+        except DockerUnavailable as exc:
+            return str(exc)
+        except subprocess.TimeoutExpired:
+            return f"the Docker daemon did not answer within {DAEMON_TIMEOUT_S:g} s"
+        if done.returncode != 0:
+            return f"docker has no image {image!r} here: build or pull it (games never pull)"
+        return None
 
     def launch(self, spec: AgentSpec) -> RunningContainer:
         self.check_daemon()

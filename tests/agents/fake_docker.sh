@@ -8,6 +8,10 @@ if [ -e "$DOCKER_CONFIG/daemon-down" ]; then  # a client with no daemon to talk 
     [ "$1" = version ] && echo 'Client: Docker Engine' && exit 1
     exit 125
 fi
+if [ "$1" = image ] && [ -e "$DOCKER_CONFIG/no-image" ]; then
+    echo "Error: No such image: $6" >&2
+    exit 1
+fi
 if [ "$1" = run ]; then
     printf 'ARENA_SEAT_TOKEN=%s\n' "$ARENA_SEAT_TOKEN" >> "$log"
     printf 'env: %s\n' "$(env | cut -d= -f1 | sort | tr '\n' ' ')" >> "$log"
