@@ -206,13 +206,11 @@ def _count(n: int) -> str:
 
 
 def _end_text(e: dict[str, Any]) -> str:
-    a, b = e["scores"]
-    winner = e.get("winner")
+    scores, winner, why = e["scores"], e.get("winner"), e.get("reason")
     if winner is None:
-        return f"Game over: a draw at {a} to {b} ({e.get('reason')})"
-    if winner == 1:  # the winner's score first, as everywhere on the site
-        a, b = b, a
-    return f"Game over: team {winner} wins, {a} to {b} ({e.get('reason')})"
+        return f"Game over: a draw at {scores[0]} to {scores[1]} ({why})"
+    # The winner's score first, as everywhere on the site.
+    return f"Game over: team {winner} wins, {scores[winner]} to {scores[1 - winner]} ({why})"
 
 
 def _decision(line: dict[str, Any], viewer: int | None) -> dict[str, Any]:

@@ -40,8 +40,8 @@ from arena.bridge import messages
 from arena.exit_status import BRIDGE_BOT_GONE, BRIDGE_SAYS, end_like, how_it_ended, why_not_started
 from arena.wire import pb
 
-# Exit code when the bot exited (or could not be started) before the game ended, unless it
-# ended with an exit code or signal of its own, which the bridge then ends with.
+# Exit code when the bot exited with 0 (or could not be started) before the game ended; a bot
+# that ended with an exit code or signal of its own, the bridge ends as it did.
 EXIT_BOT = BRIDGE_BOT_GONE
 # Seconds the bot has to exit after the game_end line before it is killed.
 EXIT_GRACE_S = 3.0

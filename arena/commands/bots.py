@@ -60,21 +60,15 @@ def _open() -> Database:
     return open_database(database_url())
 
 
-def _image_problem(image: str) -> str | None:
-    """Why this host could not run a container bot's image now, if it could not. Registering
-    it may be done where no worker runs, so this is a warning."""
-    from runner.launch.container import ContainerLauncher
-
-    return ContainerLauncher().image_problem(image)
-
-
 def _add(args: argparse.Namespace) -> int:
     from arena.registry import register_bot
+    from runner.launch.container import ContainerLauncher
 
     with _open() as db, db.session() as session:
         version = register_bot(session, args.directory)
         print(f"registered {version.ref} (id {version.id}) from {version.directory}")
-        if version.image and (problem := _image_problem(version.image)):
+        # A warning, not a refusal: bots may be registered where no worker runs.
+        if version.image and (problem := ContainerLauncher().image_problem(version.image)):
             print(
                 f"warning: {problem}; every worker host needs the image before the bot's games",
                 file=sys.stderr,

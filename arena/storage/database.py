@@ -312,9 +312,14 @@ def _sqlite_engine(url: URL, engine_kwargs: dict[str, Any], setting: str) -> Eng
         try:
             create_private_file(Path(url.database))
         except OSError as exc:
+            # The directory is made first: there, it is the file that could not be.
+            made = folder.is_dir()
+            what = (
+                f"cannot create it in {folder}" if made else f"cannot create its directory {folder}"
+            )
             raise DatabaseUnavailable(
-                f"cannot use the database at {shown_url(url)}: cannot create its directory "
-                f"{folder} ({why_no_directory(folder, exc)}): "
+                f"cannot use the database at {shown_url(url)}: {what} "
+                f"({why_no_directory(folder, exc)}): "
                 + _advice(
                     setting,
                     "fix ARENA_DATABASE_URL, or unset it to use SQLite in the data directory",

@@ -448,6 +448,18 @@ def test_reconciler_enqueues_sets_missing_from_redis_once(
         assert reconcile(db, connection).enqueued == [set_ids[1]]
 
 
+def _burst_worker(env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`arena worker --burst` run to its end, its output kept."""
+    return subprocess.run(
+        [*ARENA, "worker", "--burst"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+
+
 def test_a_burst_worker_first_queues_again_the_sets_redis_lost(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
@@ -455,14 +467,7 @@ def test_a_burst_worker_first_queues_again_the_sets_redis_lost(
     # played nothing: only the supervisor of `arena worker` reconciled.
     register("random", "greedy")
     tid, set_ids = _tournament(arena_env, sets=2)  # stored, never enqueued
-    burst = subprocess.run(
-        [*ARENA, "worker", "--burst"],
-        env={**os.environ, **arena_env},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
+    burst = _burst_worker(arena_env, timeout=300)
     assert burst.returncode == 0, burst.stderr[-2000:]
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
         states = {s.id: (s.state, len(s.games)) for s in repo.list_game_sets(session, tid)}
@@ -1596,14 +1601,7 @@ def test_workers_stop_for_good_once_a_newer_arena_upgrades_the_database(
     assert "newer than this arena's" in again.stderr and "restore the backup" in again.stderr
     # A burst worker (no supervisor) ends the same way once it meets the set.
     enqueue_game_set(arena_queue(redis_conn.connect(), arena_env["ARENA_QUEUE"]), set_id)
-    burst = subprocess.run(
-        [*ARENA, "worker", "--burst"],
-        env={**os.environ, **arena_env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    burst = _burst_worker(arena_env, timeout=60)
     assert burst.returncode == 2 and "this worker stops" in burst.stderr, burst.stderr[-2000:]
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:  # for the fixtures' clean-up
         conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
@@ -1628,14 +1626,7 @@ def test_a_worker_refuses_a_job_that_is_not_an_arena_job(
     hooked = queue.enqueue(
         "runner.jobs.run_game_set", "no-such-set", on_failure=Callback("builtins.print")
     )
-    burst = subprocess.run(
-        [*ARENA, "worker", "--burst"],
-        env={**os.environ, **arena_env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+    burst = _burst_worker(arena_env, timeout=120)
     assert burst.returncode == 0, burst.stderr[-2000:]
     assert not planted.exists()
     assert job.get_status(refresh=True) == JobStatus.FAILED
