@@ -75,13 +75,6 @@ class Page:
         return {"page": self.number, "pages": self.pages, "size": self.size, "total": self.total}
 
 
-def page_number(raw: str | None) -> int:
-    try:
-        return max(1, int(raw or 1))
-    except ValueError:
-        return 1
-
-
 def rulesets(session: Session) -> list[str]:
     """Rulesets that have ratings or tournaments: standard first, then the most used first."""
     counts: dict[str, int] = {}

@@ -10,7 +10,6 @@ from flask import abort, current_app, request
 from arena.errors import BadRuleset
 from arena.rulesets import as_stored, ruleset_parameters
 from dashboard.cache import app_cache
-from dashboard.queries.common import page_number
 
 
 def cached(name: str, size: int = 64) -> Callable[[Any, Callable[[], Any]], Any]:
@@ -18,7 +17,11 @@ def cached(name: str, size: int = 64) -> Callable[[Any, Callable[[], Any]], Any]
 
 
 def page() -> int:
-    return page_number(request.args.get("page"))
+    """?page= from 1; 400 for anything else (page=abc once showed page 1 as if asked for)."""
+    raw = request.args.get("page") or "1"
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+        abort(400, description=f"page {raw!r}: use a whole number from 1")
+    return int(raw)
 
 
 def page_size() -> int:

@@ -1,6 +1,7 @@
 """/healthz (is the database answering?) and /api, the index of every JSON route.
 
-JSON API (every page has a twin; ids unknown to the database give a 404 with a message):
+JSON API (every page has a twin; ids unknown to the database give a 404 with a message, and
+parameters that do not parse, such as page=0, a 400 with one):
 
     GET /api                              this index
     GET /healthz                          {"status": "ok", ...} or 503 when the database fails

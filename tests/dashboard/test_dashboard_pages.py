@@ -469,6 +469,11 @@ def test_games_list_is_paged(site: Site) -> None:
         later = _html(client, f"/tournaments/{FINISHED}?page=2")
         assert f'href="/tournaments/{FINISHED}?page=1">← previous' in later
         assert "newer" not in later
+        for wrong in ("abc", "0", "-1", "2.5", "%C2%B2"):  # "²" is a digit to str.isdigit
+            for url in (f"/api/games?page={wrong}", f"/tournaments?page={wrong}"):
+                answer = client.get(url)
+                assert answer.status_code == 400, url
+                assert "use a whole number from 1" in answer.get_data(as_text=True), url
         past = _html(client, "/tournaments?page=99")  # it said "No tournaments yet."
         assert "No tournaments on this page." in past and "No tournaments yet" not in past
         assert 'href="/tournaments?page=1">' in past
