@@ -54,7 +54,8 @@ def _show(args: argparse.Namespace) -> int:
         if not rows:
             rated = repo.rated_rulesets(session)
             known = f"; rulesets with ratings: {', '.join(rated)}" if rated else ""
-            print(f"no rated games under ruleset {ruleset!r} yet{known}")
+            # The database named: a mistyped ARENA_DATABASE_URL reads a new, empty one.
+            print(f"no rated games under ruleset {ruleset!r} in {db.shown_url} yet{known}")
             return 0
         table = [("RANK", "BOT", "RATING", "95% CI", "ELO", "GAMES", "SCORE", "FORFEITS")]
         for i, r in enumerate(rows, 1):

@@ -132,8 +132,10 @@ def test_round_robin_plays_to_the_end_and_status_shows_it(
     rows = json.loads(arena(arena_env, "ratings", "--ruleset", QUICK, "--json").stdout)
     assert {r["bot"]: r["disabled"] for r in rows} == {"greedy@1": False, "random@1": True}
     elsewhere = arena(arena_env, "ratings", "--ruleset", "standard")
-    assert f"no rated games under ruleset 'standard' yet; rulesets with ratings: {QUICK}" in (
-        elsewhere.stdout
+    database = arena_env["ARENA_DATABASE_URL"]
+    assert (
+        f"no rated games under ruleset 'standard' in {database} yet; rulesets with ratings: {QUICK}"
+        in elsewhere.stdout
     )
     # The workers rated each set as it came; a replay of every game agrees to the last bit.
     stored = arena(arena_env, "ratings", "--ruleset", QUICK, "--json")
