@@ -430,6 +430,31 @@ def test_sprt_decides_strong_and_weak_streams(method: str, true_elo: float, deci
     assert test.sets < 50_000
 
 
+@pytest.mark.parametrize(
+    ("elo0", "elo1", "counts", "said"),
+    [
+        # H1 licenses "more than elo0", never "at least elo1": it said "stronger by at
+        # least 50 Elo", which a true difference of 25 makes about as likely as H0.
+        (0, 50, [0, 0, 0, 0, 30], "H1 accepted: a is stronger than b"),
+        (10, 50, [0, 0, 0, 0, 30], "H1 accepted: a is more than 10 Elo stronger than b"),
+        (-10, 5, [0, 0, 0, 0, 80], "H1 accepted: a is less than 10 Elo weaker than b"),
+        # H0 licenses "not elo1 stronger", never "at most elo0": it added "(at most 0)".
+        (0, 50, [30, 0, 0, 0, 0], "H0 accepted: a is not 50 Elo stronger than b"),
+        (-50, 0, [60, 0, 2, 0, 0], "H0 accepted: a is not stronger than b"),
+        (-80, -20, [80, 0, 0, 0, 0], "H0 accepted: a is more than 20 Elo weaker than b"),
+        (0, 50, [0, 0, 1, 0, 0], "no decision within the sets allowed"),
+    ],
+)
+def test_sprt_verdict_says_only_what_the_test_shows(
+    elo0: float, elo1: float, counts: list[int], said: str
+) -> None:
+    test = Sprt(elo0, elo1)
+    for points, n in zip((0.0, 0.5, 1.0, 1.5, 2.0), counts, strict=True):
+        for _ in range(n):
+            test.add(points)
+    assert test.verdict("a", "b") == said
+
+
 def test_sprt_decision_stays_after_the_first_crossing() -> None:
     # Perfect sets are evidence at ln(s1/s0) = 0.0288 each: about 103 of them reach ln 19.
     test = sprt_from_counts([0, 0, 0, 0, 150], elo0=0, elo1=10)

@@ -108,12 +108,7 @@ def _run(args: argparse.Namespace) -> int:
         finally:  # whatever ended the match, it finishes: no set is left pending
             ignore_stopping()
             _settle(db, tournament.id, set_ids, played, queued=args.queue)
-    verdict = {
-        "H1": f"H1 accepted: {a_ref} is stronger by at least {elo1:g} Elo",
-        "H0": f"H0 accepted: {a_ref} is not stronger by {elo1:g} Elo (at most {elo0:g})",
-        None: "no decision within the sets allowed",
-    }[sprt.decision]
-    print(f"{verdict} after {sprt.sets} sets (LLR {sprt.llr:.3f})")
+    print(f"{sprt.verdict(a_ref, b_ref)} after {sprt.sets} sets (LLR {sprt.llr:.3f})")
     if sprt.sets == 0:  # every set failed: not a match that found no difference
         print(
             f"arena match: no set of {tournament.id} was played to a result; see the failures "

@@ -119,6 +119,20 @@ class Sprt:
     def decision(self) -> Decision | None:
         return self._decision
 
+    def verdict(self, a: str, b: str) -> str:
+        """What the decision says about `a` against `b`, and no more.
+
+        Accepting H1 bounds the chance of a wrong call only when A is at most elo0 stronger
+        (alpha), and accepting H0 only when A is at least elo1 stronger (beta): between the two
+        either may be accepted. So H1 says "more than elo0", not "at least elo1", and H0 says
+        "not elo1 stronger", not "at most elo0".
+        """
+        if self._decision == "H1":
+            return f"H1 accepted: {a} is {_above(self.elo0, b)}"
+        if self._decision == "H0":
+            return f"H0 accepted: {a} is {_below(self.elo1, b)}"
+        return "no decision within the sets allowed"
+
     def _update(self) -> None:
         self._llr = _llr(self._counts, self._s0, self._s1, self.method)
         if self._decision is None:
@@ -126,6 +140,24 @@ class Sprt:
                 self._decision = "H1"
             elif self._llr <= self.lower_bound:
                 self._decision = "H0"
+
+
+def _above(elo: float, b: str) -> str:
+    """A's Elo over b is above `elo`, in words."""
+    if elo > 0:
+        return f"more than {elo:g} Elo stronger than {b}"
+    if elo < 0:
+        return f"less than {-elo:g} Elo weaker than {b}"
+    return f"stronger than {b}"
+
+
+def _below(elo: float, b: str) -> str:
+    """A's Elo over b is below `elo`, in words."""
+    if elo > 0:
+        return f"not {elo:g} Elo stronger than {b}"
+    if elo < 0:
+        return f"more than {-elo:g} Elo weaker than {b}"
+    return f"not stronger than {b}"
 
 
 def _llr(counts: list[int], s0: float, s1: float, method: Method) -> float:
