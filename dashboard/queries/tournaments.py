@@ -221,8 +221,10 @@ def _table(session: Session, tournament_id: str) -> dict[str, Any]:
         if a < b:
             results += [(str(a), str(b), 1.0)] * w + [(str(a), str(b), 0.5)] * d
             results += [(str(a), str(b), 0.0)] * l_
+    # Only the bots that have played are fitted: one with no game yet would get the prior's
+    # rating and interval, as if it had drawn an average bot, and move the others' mean.
     try:
-        fit = bradley_terry(results, bots=[str(v) for v in ids]) if results else None
+        fit = bradley_terry(results) if results else None
     except RatingError:
         fit = None
     faults = repo.fault_counts(session, tournament_id)

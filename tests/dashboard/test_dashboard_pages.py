@@ -156,6 +156,40 @@ def test_aborted_games_older_arenas_stored_count_in_no_table(tmp_path: Path) -> 
     assert met[b]["games"] == 2 * met[b]["sets"] - 1
 
 
+def test_a_bot_yet_to_play_has_no_rating_in_its_tournament(tmp_path: Path) -> None:
+    from sqlalchemy import text
+
+    from arena.ratings import bradley_terry
+
+    url = f"sqlite:///{tmp_path / 'waiting.db'}"
+    db = open_database(url)
+    fill(db, rate=False)
+    with db.session() as s:  # XSS_NAME's two sets are still to be played
+        versions = {b.name: b.versions[0].id for b in repo.list_bots(s)}
+        games = repo.list_games(s, tournament_id=FINISHED, limit=None)
+        met = [g for g in games if versions[XSS_NAME] not in (g.seat0_id, g.seat1_id)]
+        played = [(str(g.seat0_id), str(g.seat1_id), _score0(g)) for g in met]
+    with db.engine.begin() as conn:
+        waiting = {"v": versions[XSS_NAME]}
+        where = "bot_a_id = :v OR bot_b_id = :v"
+        sets = f"SELECT id FROM game_sets WHERE {where}"
+        conn.execute(text(f"DELETE FROM games WHERE game_set_id IN ({sets})"), waiting)
+        conn.execute(text(f"UPDATE game_sets SET state = 'queued' WHERE {where}"), waiting)
+    db.dispose()
+    client = create_app({"DATABASE_URL": url}).test_client()
+    standings = {s["bot"]: s for s in _json(client, f"/api/tournaments/{FINISHED}")["standings"]}
+    # It had the prior's 1500 with an interval some 1300 wide, as if it had played.
+    assert standings[XSS_NAME]["games"] == 0
+    assert standings[XSS_NAME]["bt"] is None and standings[XSS_NAME]["ci_low"] is None
+    fit = bradley_terry(played)  # the two that played, rated as if no one else were entered
+    for name in ("greedy", "random"):
+        assert standings[name]["bt"] == pytest.approx(fit.ratings[str(versions[name])].rating)
+
+
+def _score0(game: Game) -> float:
+    return 0.5 if game.winner is None else float(game.winner == 0)
+
+
 def test_leaderboard_fallback_matches_a_fresh_rating(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from arena.storage import open_database
     from dashboard import create_app
