@@ -495,7 +495,7 @@ def retry_failed_sets(db: Database, tournament_id: str, queue: Queue) -> list[st
         if tournament.limits.get("in_process"):
             raise TournamentError(
                 f"{tournament_id} is an `arena match`, played by the process that ran it, not "
-                "by workers: run the match again instead"
+                "by workers: run a new `arena match` instead"
             )
         ids = repo.requeue_failed_sets(session, tournament_id)
     # A failed job keeps its id, which would pass for a live one; a job the reconciler queued
@@ -508,7 +508,8 @@ def retry_hint(tournament: Tournament) -> str:
     """What to run to play a tournament's failed sets again (said wherever sets are given up)."""
     fixed = "once what failed them is fixed"
     if tournament.limits.get("in_process"):
-        return f"run the `arena match` again to play them, {fixed}"
+        # Played by the process that ran it, and by no other: running it again is a new match.
+        return "a match's sets are not played again: run a new `arena match`"
     return f"`arena tournament retry {tournament.id}` queues them again, {fixed}"
 
 

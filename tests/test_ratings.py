@@ -477,6 +477,9 @@ def test_sprt_with_no_sets_has_zero_llr() -> None:
         # an expected score of exactly 1 (or an overflow) once the first set is added
         ({"elo0": 0, "elo1": 7000}, "within ±2000 Elo"),
         ({"elo0": -200_000, "elo1": 0}, "within ±2000 Elo"),
+        # not a number: it was told that elo0 must be below elo1
+        ({"elo0": math.nan, "elo1": 5}, "within ±2000 Elo"),
+        ({"elo0": 0, "elo1": math.nan}, "within ±2000 Elo"),
         ({"elo0": 0, "elo1": 5, "alpha": 0}, "alpha and beta"),
         ({"elo0": 0, "elo1": 5, "beta": 0.6, "alpha": 0.5}, "alpha and beta"),
         ({"elo0": 0, "elo1": 5, "method": "bayes"}, "method"),

@@ -24,6 +24,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _show(args: argparse.Namespace) -> int:
     from arena.config import database_url
+    from arena.ratings import rank_key
     from arena.storage import open_database, repo
     from runner.ratings_update import update_ratings
 
@@ -32,7 +33,10 @@ def _show(args: argparse.Namespace) -> int:
         if args.recompute:
             update_ratings(session, ruleset, from_scratch=True)
         rows = repo.get_ratings(session, ruleset)
-        rows.sort(key=lambda r: -(r.bt if r.bt is not None else r.elo))
+        # As the leaderboard ranks them (dashboard/queries/leaderboard.py), ties included.
+        rows.sort(
+            key=lambda r: rank_key(r.bt, r.elo, r.bot_version.bot.name, r.bot_version.version)
+        )
         if args.json:
             out = [
                 {

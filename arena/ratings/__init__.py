@@ -17,7 +17,14 @@ from arena.ratings.probability import (
     normal_quantile,
     score_from_elo,
 )
-from arena.ratings.results import GameResult, PairCounts, RatingError, Score, count_result
+from arena.ratings.results import (
+    GameResult,
+    PairCounts,
+    RatingError,
+    Score,
+    count_result,
+    rank_key,
+)
 from arena.ratings.sprt import Sprt
 
 __all__ = [
@@ -42,5 +49,6 @@ __all__ = [
     "normal_cdf",
     "normal_quantile",
     "pair_table",
+    "rank_key",
     "score_from_elo",
 ]

@@ -89,7 +89,8 @@ def bradley_terry_pairs(
     draws and losses against b. The fit only ever needs these sums, so a rater can count
     them in its database instead of loading every game.
 
-    Draws count as half a win for each side, as Ordo and BayesElo do. Each bot also gets
+    Draws count as half a win for each side, as in Ordo (BayesElo models them with a
+    draw-Elo parameter of its own instead). Each bot also gets
     `prior_draws` virtual draws against a fixed reference opponent: a weak prior that keeps
     an undefeated (or winless) bot's rating finite; with `prior_draws=0` the plain maximum
     likelihood fit is returned, and the results must then let every bot be compared with

@@ -81,3 +81,11 @@ def aggregate(results: Iterable[tuple[str, str, Score]]) -> dict[tuple[str, str]
     for index, raw in enumerate(results):
         count_result(pairs, *check_result(raw, index))
     return pairs
+
+
+def rank_key(
+    bt: float | None, elo: float, bot: str, version: str
+) -> tuple[bool, float, float, str, str]:
+    """Where a row goes in a rating table: best rating first (none last), then best Elo, then
+    by name and version, so that tied rows rank alike in `arena ratings` and the dashboard."""
+    return (bt is None, -(bt or 0.0), -elo, bot, version)

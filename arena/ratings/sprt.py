@@ -43,8 +43,9 @@ class Sprt:
     maximum exists.
 
     The test stops at the first crossing of a bound, Wald's log(β/(1−α)) below and
-    log((1−β)/α) above: `decision` is "H1" (A is at least elo1 stronger, accept) or "H0"
-    (A is at most elo0 stronger) from then on, even if more sets are added; None until then.
+    log((1−β)/α) above: `decision` is "H1" (accepted: A is more than elo0 stronger) or "H0"
+    (accepted: A is not elo1 stronger; see `verdict`) from then on, even if more sets are
+    added; None until then.
     """
 
     def __init__(
@@ -55,13 +56,13 @@ class Sprt:
         beta: float = 0.05,
         method: Method = "exact",
     ) -> None:
-        if not elo0 < elo1:
-            raise RatingError(f"elo0 must be below elo1, got elo0={elo0!r}, elo1={elo1!r}")
-        if not (elo0 >= -MAX_ELO and elo1 <= MAX_ELO):
+        if not (-MAX_ELO <= elo0 <= MAX_ELO and -MAX_ELO <= elo1 <= MAX_ELO):  # NaN too
             # Beyond this an expected score rounds to 0 or 1, and the test divides by zero.
             raise RatingError(
                 f"elo0 and elo1 must be within ±{MAX_ELO:g} Elo, got {elo0!r}, {elo1!r}"
             )
+        if not elo0 < elo1:
+            raise RatingError(f"elo0 must be below elo1, got elo0={elo0!r}, elo1={elo1!r}")
         if not (0.0 < alpha < 1.0 and 0.0 < beta < 1.0 and alpha + beta < 1.0):
             raise RatingError(f"alpha and beta must be in (0, 1) with sum < 1: {alpha!r}, {beta!r}")
         if method not in ("exact", "normal"):

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from arena.ratings import RatingError, bradley_terry, elo_ratings
+from arena.ratings import RatingError, bradley_terry, elo_ratings, rank_key
 from arena.storage import Bot, BotVersion, Game, Rating, RatingHistory, repo
 from dashboard.queries.common import (
     DEFAULT_RULESET,
@@ -53,7 +53,8 @@ def leaderboard(
 
 
 def _rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows.sort(key=lambda r: (r["bt"] is None, -(r["bt"] or 0.0), -r["elo"], r["bot"]))
+    # `arena ratings` ranks the same way (rank_key), ties included.
+    rows.sort(key=lambda r: rank_key(r["bt"], r["elo"], r["bot"], r["version"]))
     for i, row in enumerate(rows, start=1):
         row["rank"] = i
     return rows

@@ -190,6 +190,28 @@ def _score0(game: Game) -> float:
     return 0.5 if game.winner is None else float(game.winner == 0)
 
 
+def test_tied_ratings_rank_alike_in_arena_ratings_and_the_leaderboard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena import cli
+    from arena.storage import RatingRow
+
+    url = f"sqlite:///{tmp_path / 'tied.db'}"
+    db = open_database(url)
+    fill(db, rate=False)
+    with db.session() as s:  # all draws: every bot the same; the CLI had them in stored order
+        versions = [f"{b.name}@{b.versions[0].version}" for b in repo.list_bots(s)]
+        tied = [RatingRow(v, 1500.0, bt=1500.0, ci_low=1400.0, ci_high=1600.0) for v in versions]
+        repo.replace_ratings(s, RULESET, reversed(sorted(tied, key=lambda r: r.bot_version)))
+    db.dispose()
+    monkeypatch.setenv("ARENA_DATABASE_URL", url)
+    assert cli.main(["ratings", "--ruleset", RULESET, "--json"]) == 0
+    printed = [r["bot"] for r in json.loads(capsys.readouterr().out)]
+    client = create_app({"DATABASE_URL": url}).test_client()
+    rows = _json(client, f"/api/leaderboard?ruleset={quote(RULESET)}")["rows"]
+    assert printed == [f"{r['bot']}@{r['version']}" for r in rows] == sorted(versions)
+
+
 def test_leaderboard_fallback_matches_a_fresh_rating(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from arena.storage import open_database
     from dashboard import create_app

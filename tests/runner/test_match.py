@@ -29,7 +29,7 @@ def test_a_match_stops_as_soon_as_the_sprt_decides(
     )
     assert done.returncode == 0, done.stderr
     verdict = re.search(
-        r"H1 accepted: greedy@1 is stronger than random@1 after (\d+) sets", done.stdout
+        r"H1 accepted: greedy@1 is stronger than random@1 after (\d+) sets?", done.stdout
     )
     assert verdict is not None, done.stdout
     played = int(verdict.group(1))
@@ -98,6 +98,7 @@ def test_a_match_between_two_bots_that_cannot_start_fails_their_sets_saying_why(
     assert done.returncode == 1, done.stderr  # nothing decided, and nothing played: a failure
     assert "was played to a result; see the failures above" in done.stderr
     assert done.stdout.count("; playing the set again") == 2, done.stdout
+    assert "up to 1 set, SPRT" in done.stdout and "after 0 sets" in done.stdout
     with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
         [tournament] = repo.list_tournaments(session)
         [game_set] = repo.list_game_sets(session, tournament.id)
@@ -152,6 +153,9 @@ def test_a_match_stopped_by_sigterm_settles_its_sets(
     assert set(failed) == {"not played: the match was stopped"}
     assert f"stopped with {len(failed)} of 40 sets unplayed" in out
     assert f"`arena tournament status {tournament_id}`" in out
+    status = arena(arena_env, "tournament", "status", tournament_id).stdout
+    # It said to run the match again, which plays a new match, not these sets.
+    assert f"{len(failed)} set(s) failed: a match's sets are not played again: run a new " in status
     retried = arena(arena_env, "tournament", "retry", tournament_id)
     assert retried.returncode == 2 and "is an `arena match`" in retried.stderr  # not for workers
 
