@@ -1,1 +1,5 @@
 """Sixty-three Arena. The rules engine here imports only the standard library."""
+
+from arena import grpc_tuning
+
+grpc_tuning.apply()  # before anything imports grpc, which reads its settings once, then

@@ -41,6 +41,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+# The arena first: it makes gRPC's settings (arena/grpc_tuning.py), which gRPC reads when it is
+# imported, so that (a) measures the gRPC the arena runs on.
+import arena  # noqa: F401
+
+# isort: split
 import grpc
 
 HERE = Path(__file__).resolve()

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+import arena  # noqa: F401  (before any test imports grpc: it makes gRPC's settings, as in use)
+
 if TYPE_CHECKING:
     from arena.storage import Database
 

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 import grpc
 
-from arena import wire
+from arena import grpc_tuning, wire
 from arena.agent import (
     CONNECT_TIMEOUT_S,
     DEFAULT_GAME_MASTER,
@@ -113,7 +113,7 @@ class StdioBridge:
     # ------------------------------------------------------------------------- the bot
 
     async def _start_bot(self) -> asyncio.subprocess.Process:
-        env = dict(os.environ)
+        env = grpc_tuning.without_ours(os.environ)
         env.pop("ARENA_SEAT_TOKEN", None)  # the bridge holds the seat; the bot needs no secret
         env.setdefault("PYTHONUNBUFFERED", "1")  # Python bots that forget to flush still work
         loop = asyncio.get_running_loop()

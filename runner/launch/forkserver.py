@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena import grpc_tuning
 from arena.config import env
 from runner.launch import pidns
 from runner.launch.capture import StderrCapture
@@ -50,6 +51,8 @@ REQUEST_LIMIT = 60_000
 # bench-style stress with py-spy; it once cost a CI run a forfeit). Fork handlers stay off so
 # gRPC registers none in the fork server.
 GRPC_NO_FORK_HANDLERS = {"GRPC_ENABLE_FORK_SUPPORT": "false"}
+
+
 # How long a launch waits for the fork server to say it forked (it may still be importing).
 # Below a game's connect time (20 s in tournaments): a fork server that stopped answering is
 # replaced, and its game played again, before a seat could forfeit for not connecting.
@@ -99,6 +102,8 @@ class ForkServer:
                     "PATH": f"{os.path.dirname(sys.executable)}:{SYSTEM_PATH}",
                     "LANG": RUNTIME_LANG,
                     **GRPC_NO_FORK_HANDLERS,
+                    # Its Python agents run on the worker's gRPC settings, an operator's too.
+                    **grpc_tuning.setting(),
                 },
                 cwd="/",
                 stdin=subprocess.DEVNULL,

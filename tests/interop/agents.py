@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
 JS_DIR = REPO / "sample_agents" / "js"
 BOTS = Path(__file__).resolve().parent / "bots"
+AGENTS = REPO / "tests" / "agents"
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
 

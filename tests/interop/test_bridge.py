@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from arena import grpc_tuning
 from arena.bridge import messages
 from arena.bridge.stdio import EXIT_BOT, MAX_LINE_BYTES, NOT_FLUSHED, _lines
 from arena.gamemaster.policy import GameLimits
 from arena.local_match import GameSpec, LocalGameMaster, SeatSpec
 from arena.verify import verify_text
 from arena.wire import pb
-from tests.interop.agents import BOTS, PY, PY_GREEDY, PY_RANDOM, REPO, bridge, misbehaving
+from tests.interop.agents import AGENTS, BOTS, PY, PY_GREEDY, PY_RANDOM, REPO, bridge, misbehaving
 
 SHORT = {"name": "standard", "max_hands": 1}
 
@@ -292,6 +293,22 @@ def test_a_bot_that_prints_a_long_summary_after_the_game_exits_and_so_does_its_b
     assert result.outcome.reason == "max_hands", result.outcome.detail
     assert result.exit_codes[3] == 0, result.stderr(3)
     assert "did not exit" not in result.stderr(3)
+
+
+def test_the_bot_gets_the_agents_environment_without_the_seat_token_or_arena_settings(
+    local_gm: LocalGameMaster,
+) -> None:
+    # The bridge is an arena process: the gRPC settings it makes for itself were passed on.
+    seats = [PY_RANDOM] * 3 + [SeatSpec("env", bridge(PY, str(AGENTS / "print_env.py")))]
+    (result,) = local_gm.play([GameSpec(SHORT, 9, seats)], timeout=120)
+    seen = json.loads(result.stderr(3).splitlines()[0])["env"]
+    assert "ARENA_GAME_MASTER" in seen and "ARENA_SEAT_TOKEN" not in seen
+    assert os.environ.get(grpc_tuning.VARIABLE) == grpc_tuning.OLD_POLLER or not tuned()
+    assert grpc_tuning.VARIABLE not in seen
+
+
+def tuned() -> bool:
+    return grpc_tuning.measured(grpc_tuning.grpcio_version())
 
 
 def test_a_bot_that_exits_mid_game_forfeits_and_the_bridge_says_so(
