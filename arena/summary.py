@@ -28,16 +28,22 @@ def hand_rows(events: Iterable[Event]) -> list[str]:
     return rows
 
 
+def outcome(winner: int | None, scores: Sequence[int], why: str, teams: Sequence[str] = ()) -> str:
+    """The result in words, the winner's score first as the dashboard writes it: "team 1 wins,
+    296 to -310 (target)" (team 0's first read as if the winner had fewer points)."""
+    if winner is None:
+        return f"draw at {scores[0]} to {scores[1]} ({why})"
+    team = f"team {winner} ({teams[winner]})" if teams else f"team {winner}"
+    return f"{team} wins, {scores[winner]} to {scores[1 - winner]} ({why})"
+
+
 def result_line(events: Sequence[Event], agents: Sequence[str]) -> str:
     end = events[-1]
-    a, b = end["scores"]
     teams = [f"{agents[0]}+{agents[2]}", f"{agents[1]}+{agents[3]}"]
     why = end["reason"]
     if end.get("forfeit_seat") is not None:
         why += f" by seat {end['forfeit_seat']}"
-    if end["winner"] is None:
-        return f"draw at {a} to {b} ({why})"
-    return f"team {end['winner']} ({teams[end['winner']]}) wins, {a} to {b} ({why})"
+    return outcome(end["winner"], end["scores"], why, teams)
 
 
 def print_game(events: Sequence[Event], agents: Sequence[str], title: str) -> None:

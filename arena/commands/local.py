@@ -370,6 +370,7 @@ def _print_duplicate(scores: Sequence[Sequence[int]], layouts: list[list[str]]) 
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from arena.summary import outcome
     from arena.verify import read_record, verify_text
 
     failed = 0
@@ -389,9 +390,8 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"FAIL {exc}", file=sys.stderr)
             failed += 1
             continue
-        winner = "draw" if v.winner is None else f"team {v.winner} wins"
         print(
             f"OK   {name}: {v.ruleset}, {v.hands} hands, {v.decisions} decisions, "
-            f"{v.faults} faults, {winner}, {v.scores[0]} to {v.scores[1]} ({v.reason})"
+            f"{v.faults} faults, {outcome(v.winner, v.scores, v.reason)}"
         )
     return 1 if failed else 0

@@ -15,6 +15,7 @@ from arena.game import Game
 from arena.play import play_game
 from arena.record import game_record
 from arena.rulesets import RULESETS, STANDARD
+from arena.summary import result_line
 from arena.verify import verify_text
 from sample_agents.greedy_bot import GreedyPlayer
 from sample_agents.random_bot import RandomPlayer
@@ -355,6 +356,23 @@ def test_cli_exit_status_and_messages(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["verify", str(good), str(bad)]) == 1
     err = capsys.readouterr().err
     assert f"FAIL {bad}: hand 1, line" in err and "points" in err
+
+
+def test_cli_names_the_winners_score_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "team 1 wins, -310 to 296" read as if the winner had fewer points: the dashboard, and
+    # now `arena verify` and `arena play`, write the winner's score first.
+    players = [RandomPlayer(5), GreedyPlayer(), RandomPlayer(6), GreedyPlayer()]
+    game = play_game(STANDARD, 5, players)
+    assert game.winner == 1 and game.scores[1] > game.scores[0]
+    path = tmp_path / "won-by-team-1.jsonl"
+    path.write_text(game_record(game, ["random", "greedy"] * 2, "verify-team-1"))
+    assert main(["verify", str(path)]) == 0
+    won, lost = game.scores[1], game.scores[0]
+    assert f"team 1 wins, {won} to {lost} (target)" in capsys.readouterr().out
+    line = result_line(game.events, ["random", "greedy"] * 2)
+    assert line == f"team 1 (greedy+greedy) wins, {won} to {lost} (target)"
 
 
 def _faulting_game(seat: int, faults: int, *, forfeit: bool, played: int = 40) -> Game:
