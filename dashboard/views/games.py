@@ -33,7 +33,9 @@ def _stored_game_id(_endpoint: str | None, values: dict[str, Any] | None) -> Non
 
 @bp.get("/games")
 def index() -> ResponseReturnValue:
-    return render_template("games.html", **_game_list())
+    # The form's choices: without it, the filters were reachable only from a bot's page.
+    bots = [b.name for b in repo.list_bots(session())]
+    return render_template("games.html", bots=bots, fault_kinds=FAULT_KINDS, **_game_list())
 
 
 @bp.get("/api/games")

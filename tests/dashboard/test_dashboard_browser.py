@@ -161,6 +161,23 @@ def _ruleset_menu_waits_for_the_button(tab: Tab, live_server: LiveServer) -> Non
     assert "ruleset=" in page.url
 
 
+def test_the_games_list_filters_from_its_form(tab: Tab, live_server: LiveServer) -> None:
+    page = tab.page
+    page.goto(live_server.base + "/games")
+    page.locator("select[name=bot]").select_option("random")
+    page.locator("select[name=fault]").focus()
+    page.keyboard.press("ArrowDown")  # the first kind, timeout: and the page stays
+    page.wait_for_timeout(300)
+    assert page.url == live_server.base + "/games"
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_load_state()
+    assert page.url.endswith("/games?bot=random&fault=timeout")
+    assert page.locator("h1").inner_text() == "Games in which random faulted: timeout"
+    faulted = {f"{t}-set-00000-g0" for t in live_server.site.filled.tournaments}
+    listed = page.locator("table.data tbody tr td:first-child a").all_inner_texts()
+    assert set(listed) == faulted
+
+
 def test_tournament_page_has_a_shaded_crosstable(tab: Tab, live_server: LiveServer) -> None:
     page = tab.page
     page.goto(live_server.base + "/tournaments")

@@ -495,6 +495,22 @@ def test_the_games_a_bot_faulted_in_are_listed_from_its_page(site: Site) -> None
     assert 'href="/games?bot=random&amp;version=1.0&amp;fault=any"' in bot_page
 
 
+def test_the_games_list_has_a_form_for_its_filters(client: FlaskClient) -> None:
+    # ?bot= and ?fault= were reachable only from a bot's page: /games had no way to them.
+    page = _html(client, "/games")
+    assert 'action="/games"' in page and 'name="bot"' in page and 'name="fault"' in page
+    for name in ("greedy", "random", XSS_NAME):
+        assert f'<option value="{escape(name)}" >{escape(name)}</option>' in page
+    assert '<option value="timeout" >timeout</option>' in page
+    assert '<option value="any" >a fault of any kind</option>' in page
+    chosen = _html(client, "/games?bot=random&fault=timeout")
+    assert '<option value="random" selected>random</option>' in chosen
+    assert '<option value="timeout" selected>timeout</option>' in chosen
+    # The form sends both fields, the ones left at their first choice empty: "any".
+    assert _json(client, "/api/games?bot=&fault=") == _json(client, "/api/games")
+    assert "<h1>Games</h1>" in _html(client, "/games?bot=&fault=")
+
+
 def test_games_list_is_paged(site: Site) -> None:
     site.app.config["PAGE_SIZE"] = 5
     try:
