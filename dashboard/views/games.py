@@ -48,6 +48,8 @@ def _game_list() -> dict[str, Any]:
     faulted in."""
     bot, version = request.args.get("bot") or None, request.args.get("version") or None
     fault = request.args.get("fault") or None
+    if version is not None and bot is None:  # it listed every game, as if asked for them
+        abort(400, description=f"version {version!r} of which bot? add bot=NAME")
     if fault is not None and fault not in FAULT_KINDS:
         abort(400, description=f"fault {fault!r}: use {', '.join(FAULT_KINDS)}")
     return game_list(session(), page(), page_size(), bot=bot, version=version, fault=fault)

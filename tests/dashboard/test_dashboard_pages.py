@@ -485,6 +485,8 @@ def test_the_games_a_bot_faulted_in_are_listed_from_its_page(site: Site) -> None
     for query in (*nothing, "bot=random&version=1.0&fault=illegal"):
         assert _json(client, f"/api/games?{query}")["page"]["total"] == 0, query
     assert "No such games." in _html(client, "/games?bot=greedy&fault=any")
+    alone = client.get("/api/games?version=1.0")
+    assert alone.status_code == 400 and "add bot=NAME" in alone.get_json()["message"]
     wrong = client.get("/api/games?fault=timout")
     assert wrong.status_code == 400 and "use timeout, crash" in wrong.get_json()["message"]
     page = _html(client, "/games?bot=random&version=1.0&fault=timeout")
