@@ -9,7 +9,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -128,6 +128,7 @@ def create_tournament(
     exclusive: bool = False,
     enqueue: Callable[[Sequence[str]], int] | None = None,
     in_process: bool = False,
+    sprt: Mapping[str, float] | None = None,
     tournament_id: str | None = None,
 ) -> Tournament:
     """Plan (pure, deterministic from the seed), store with all sets queued, then enqueue.
@@ -161,6 +162,8 @@ def create_tournament(
                 "exclusive": exclusive,
                 # Played by the process that created it (`arena match`): not the workers'.
                 **({"in_process": True} if in_process else {}),
+                # `arena match`'s test (elo0, elo1, alpha, beta), for its page to show.
+                **({"sprt": dict(sprt)} if sprt else {}),
             },
             nightly=nightly,
             tournament_id=tid,

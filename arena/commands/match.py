@@ -87,6 +87,7 @@ def _run(args: argparse.Namespace) -> int:
             seed=args.seed,
             enqueue=enqueue,
             in_process=not args.queue,  # so running workers leave its sets alone
+            sprt={"elo0": elo0, "elo1": elo1, "alpha": args.alpha, "beta": args.beta},
         )
         warn_of_bots(db, [args.a, args.b])
         if args.queue and (note := unshared_database_note()):  # once it is stored

@@ -10,7 +10,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from arena.pace import elapsed_and_eta, pace_words
-from arena.ratings import RatingError, bradley_terry
+from arena.ratings import RatingError, Sprt, bradley_terry
 from arena.ratings.pairs import likelihood_of_superiority
 from arena.storage import Game, GameSet, Progress, Tournament, repo
 from dashboard.queries.common import Page, finite, iso, version_labels
@@ -134,7 +134,7 @@ def tournament_page(
     key = ("tournament-table", t.id, progress.done, progress.failed)
 
     def compute() -> dict[str, Any]:
-        return _table(session, t.id)
+        return {**_table(session, t.id), "sprt": _sprt(session, t)}
 
     table = cache(key, compute) if cache else compute()
     games_total = int(table["game_count"])
@@ -161,6 +161,40 @@ def tournament_page(
         "failed_sets": [{"id": sid, "error": err} for sid, err in failed],
         "games": game_rows(session, games_query),
         "games_page": pager.to_dict(),
+    }
+
+
+def _sprt(session: Session, t: Tournament) -> dict[str, Any] | None:
+    """A match's SPRT as `arena match` ran it: its stored test fed the sets' results in the
+    order of play (a set given up counts for nothing), up to the decision; None for others."""
+    test = t.limits.get("sprt")
+    if not test:
+        return None
+    sprt = Sprt(test["elo0"], test["elo1"], alpha=test["alpha"], beta=test["beta"])
+    sets = session.execute(
+        select(GameSet.score_a)
+        .where(GameSet.tournament_id == t.id, GameSet.score_a.is_not(None))
+        .order_by(GameSet.index)
+    ).scalars()
+    for score in sets:
+        if sprt.decision is not None:  # sets that played on after it count in ratings only
+            break
+        sprt.add(float(score or 0.0))  # never None here: only done sets have a score
+    a, b = session.execute(
+        select(GameSet.bot_a_id, GameSet.bot_b_id)
+        .where(GameSet.tournament_id == t.id)
+        .order_by(GameSet.index)
+        .limit(1)
+    ).one()
+    labels = version_labels(session, {a, b})
+    return {
+        **test,
+        "sets": sprt.sets,
+        "llr": sprt.llr,
+        "lower_bound": sprt.lower_bound,
+        "upper_bound": sprt.upper_bound,
+        "decision": sprt.decision,
+        "verdict": sprt.verdict(labels[a].ref, labels[b].ref),
     }
 
 

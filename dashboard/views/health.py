@@ -16,7 +16,8 @@ parameters that do not parse, such as page=0, a 400 with one):
                                           for a round robin
     GET /api/tournaments/ID?page=N        one tournament: progress, standings (with faults),
                                           crosstable, games; a match (a gauntlet of two) its
-                                          SPRT stopped has planned_sets < sets_per_pair
+                                          SPRT stopped has planned_sets < sets_per_pair; an
+                                          `arena match` has sprt (its test, LLR and verdict)
     GET /api/tournaments/ID/status        state and progress only (what the live page polls),
                                           with elapsed_s and eta_s (at the pace so far; null
                                           while no set is being played) and them in words

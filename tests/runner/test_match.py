@@ -29,7 +29,8 @@ def test_a_match_stops_as_soon_as_the_sprt_decides(
     )
     assert done.returncode == 0, done.stderr
     verdict = re.search(
-        r"H1 accepted: greedy@1 is stronger than random@1 after (\d+) sets?", done.stdout
+        r"H1 accepted: greedy@1 is stronger than random@1 after (\d+) sets? \(LLR (\S+)\)",
+        done.stdout,
     )
     assert verdict is not None, done.stdout
     played = int(verdict.group(1))
@@ -47,6 +48,19 @@ def test_a_match_stops_as_soon_as_the_sprt_decides(
     status = arena(arena_env, "tournament", "status", t.id).stdout
     assert f"match greedy@1 vs random@1, ruleset {QUICK}" in status, status
     assert f"{played} sets (20 per pair, the rest unplayed: stopped early)" in status, status
+    # Its page shows the test as it ran: the same verdict, after as many sets, the same LLR.
+    from dashboard import create_app
+
+    client = create_app({"DATABASE_URL": arena_env["ARENA_DATABASE_URL"]}).test_client()
+    sprt = client.get(f"/api/tournaments/{t.id}").get_json()["sprt"]
+    assert (sprt["elo0"], sprt["elo1"], sprt["alpha"], sprt["beta"]) == (0, 200, 0.2, 0.2)
+    assert (sprt["decision"], sprt["sets"]) == ("H1", played)
+    assert f"{sprt['llr']:.3f}" == verdict.group(2)
+    page = client.get(f"/tournaments/{t.id}").get_data(as_text=True)
+    assert (
+        f"<strong>H1 accepted: greedy@1 is stronger than random@1</strong> after {played} set"
+        in page
+    )
 
 
 def test_a_match_says_why_a_bot_forfeited(
@@ -156,6 +170,12 @@ def test_a_match_stopped_by_sigterm_settles_its_sets(
     status = arena(arena_env, "tournament", "status", tournament_id).stdout
     # It said to run the match again, which plays a new match, not these sets.
     assert f"{len(failed)} set(s) failed: a match's sets are not played again: run a new " in status
+    from dashboard import create_app
+
+    client = create_app({"DATABASE_URL": arena_env["ARENA_DATABASE_URL"]}).test_client()
+    page = client.get(f"/tournaments/{tournament_id}").get_data(as_text=True)
+    assert "A match's sets are not played again" in page  # it said to run the match again
+    assert "<strong>No decision within the sets allowed</strong> after" in page
     retried = arena(arena_env, "tournament", "retry", tournament_id)
     assert retried.returncode == 2 and "is an `arena match`" in retried.stderr  # not for workers
 
