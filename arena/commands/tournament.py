@@ -398,6 +398,7 @@ def _status(args: argparse.Namespace) -> int:
             _print_failures(db, t.id)
         if progress.finished:
             _print_results(db, t.id)
+            _print_match_test(db, t.id)
     return 0
 
 
@@ -417,6 +418,17 @@ def _status_json(args: argparse.Namespace) -> int:
             if not args.follow or status["state"] in ("finished", "failed"):
                 return 0
             time.sleep(args.interval)
+
+
+def _print_match_test(db: Database, tournament_id: str) -> None:
+    """An `arena match`'s SPRT verdict, as the match printed it (and its page shows)."""
+    from arena.storage import repo
+    from dashboard.queries.tournaments import match_test
+
+    with db.session() as session:
+        test = match_test(session, repo.get_tournament(session, tournament_id))
+    if test is not None:  # printed once the match is over: undecided is for good
+        print(f"SPRT: {test['verdict']} after {test['sets']} set(s) (LLR {test['llr']:.3f})")
 
 
 def _print_failures(db: Database, tournament_id: str, most: int = 3) -> None:

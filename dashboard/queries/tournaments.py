@@ -134,7 +134,7 @@ def tournament_page(
     key = ("tournament-table", t.id, progress.done, progress.failed)
 
     def compute() -> dict[str, Any]:
-        return {**_table(session, t.id), "sprt": _sprt(session, t)}
+        return {**_table(session, t.id), "sprt": match_test(session, t)}
 
     table = cache(key, compute) if cache else compute()
     games_total = int(table["game_count"])
@@ -164,7 +164,7 @@ def tournament_page(
     }
 
 
-def _sprt(session: Session, t: Tournament) -> dict[str, Any] | None:
+def match_test(session: Session, t: Tournament) -> dict[str, Any] | None:
     """A match's SPRT as `arena match` ran it: its stored test fed the sets' results in the
     order of play (a set given up counts for nothing), up to the decision; None for others."""
     test = t.limits.get("sprt")

@@ -48,6 +48,7 @@ def test_a_match_stops_as_soon_as_the_sprt_decides(
     status = arena(arena_env, "tournament", "status", t.id).stdout
     assert f"match greedy@1 vs random@1, ruleset {QUICK}" in status, status
     assert f"{played} sets (20 per pair, the rest unplayed: stopped early)" in status, status
+    assert f"SPRT: H1 accepted: greedy@1 is stronger than random@1 after {played} set" in status
     # Its page shows the test as it ran: the same verdict, after as many sets, the same LLR.
     from dashboard import create_app
 
