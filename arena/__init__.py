@@ -2,4 +2,4 @@
 
 from arena import grpc_tuning
 
-grpc_tuning.apply()  # before anything imports grpc, which reads its settings once, then
+grpc_tuning.apply()  # before anything imports grpc: gRPC reads its settings as it is imported

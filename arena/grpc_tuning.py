@@ -3,8 +3,9 @@
 gRPC reads GRPC_EXPERIMENTS once, when grpc is imported (so `arena/__init__.py` applies this
 first). Python's gRPC runs on gRPC's EventEngine by default in recent grpcio; the poller it
 replaces costs less here, where every decision is one small message each way: with it, a
-decision of a full game between four SDK agents takes 0.78× the time, the game master 0.81×
-the CPU and the agents 0.89× (grpcio 1.85, `bench/gamemaster.py` measures both ways).
+decision of a full game between four SDK agents takes about 0.8× the time, the game master
+about 0.8× the CPU and the agents about 0.9× (grpcio 1.85; `bench/grpc_tuning.py` measures
+both ways in one run).
 
 Only grpcio versions measured with it get it: gRPC logs an experiment it does not know as an
 error in every process, and later versions may drop the old poller. A GRPC_EXPERIMENTS already

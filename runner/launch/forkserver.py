@@ -51,8 +51,6 @@ REQUEST_LIMIT = 60_000
 # bench-style stress with py-spy; it once cost a CI run a forfeit). Fork handlers stay off so
 # gRPC registers none in the fork server.
 GRPC_NO_FORK_HANDLERS = {"GRPC_ENABLE_FORK_SUPPORT": "false"}
-
-
 # How long a launch waits for the fork server to say it forked (it may still be importing).
 # Below a game's connect time (20 s in tournaments): a fork server that stopped answering is
 # replaced, and its game played again, before a seat could forfeit for not connecting.
