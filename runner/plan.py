@@ -7,7 +7,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from arena.errors import ArenaError
 from arena.rulesets import ruleset_key
@@ -68,29 +67,6 @@ class GameSet:
             PlannedGame(self.id, 0, (a, b, a, b), self.seed, self.first_dealer, self.ruleset),
             PlannedGame(self.id, 1, (b, a, b, a), self.seed, self.first_dealer, self.ruleset),
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able fields (for job arguments and database rows)."""
-        return {
-            "id": self.id,
-            "index": self.index,
-            "tournament_id": self.tournament_id,
-            "a": self.a,
-            "b": self.b,
-            "seed": self.seed,
-            "first_dealer": self.first_dealer,
-            "ruleset": self.ruleset,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GameSet:
-        fields = ("index", "tournament_id", "a", "b", "seed", "first_dealer", "ruleset")
-        game_set = cls(**{name: data[name] for name in fields})
-        if "id" in data and data["id"] != game_set.id:
-            raise PlanError(
-                f"game set id {data['id']!r} does not match its fields ({game_set.id!r})"
-            )
-        return game_set
 
 
 def derive_seed(tournament_seed: int | str, a: str, b: str, set_number: int) -> tuple[int, int]:

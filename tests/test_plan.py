@@ -10,7 +10,6 @@ import pytest
 
 from arena.errors import ArenaError, UnknownRuleset
 from runner.plan import (
-    GameSet,
     PlanError,
     TournamentFormat,
     derive_seed,
@@ -127,20 +126,6 @@ def test_gauntlet_puts_the_champion_against_each_opponent() -> None:
     ]  # fmt: skip
     assert [s.id for s in plan][-1] == "g-set-00005"
     assert len({s.seed for s in plan}) == 6
-
-
-def test_game_set_round_trips_through_json() -> None:
-    for game_set in plan_round_robin("t", BOTS, 1, seed=8):
-        data = json.loads(json.dumps(game_set.to_dict()))
-        assert data["id"] == game_set.id
-        assert GameSet.from_dict(data) == game_set
-
-
-def test_game_set_from_dict_rejects_an_id_that_does_not_match() -> None:
-    data = plan_round_robin("t", ["x", "y"], 1)[0].to_dict()
-    data["id"] = "t-set-00042"
-    with pytest.raises(PlanError, match="t-set-00042"):
-        GameSet.from_dict(data)
 
 
 @pytest.mark.parametrize(
