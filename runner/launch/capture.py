@@ -101,11 +101,6 @@ class StderrCapture:
         """Wait for end of file; False if a process still holds the pipe open."""
         return self._ended.wait(timeout)
 
-    @property
-    def truncated_bytes(self) -> int:
-        with self._lock:
-            return self._dropped
-
     def text(self) -> str:
         """The head, and after a cut the tail: how the agent ended (its last words, a stdio
         bot's bridge saying why) comes last, after whatever filled the head."""
