@@ -9,7 +9,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -195,11 +195,6 @@ class SetOutcome:
         }
 
 
-@contextlib.contextmanager
-def _no_lock() -> Iterator[None]:
-    yield
-
-
 class OtherDatabase(ArenaError):
     """A set queued by an arena that stores its tournaments in another database."""
 
@@ -241,7 +236,7 @@ def run_game_set(
             return SetOutcome(set_id, False, "dropped")
         exclusive = bool(game_set.tournament.limits.get("exclusive"))
         refs = sorted({game_set.bot_a.ref, game_set.bot_b.ref})
-    lock = bot_lock(refs) if exclusive and bot_lock is not None else _no_lock()
+    lock = bot_lock(refs) if exclusive and bot_lock is not None else contextlib.nullcontext()
     with lock:
         # A game master restarting (or not up yet) costs the set a wait, not one of its
         # attempts: the set stays queued and its job is run again (by RQ's retries, then the
@@ -480,7 +475,7 @@ def _after_recording(
 
     Both are no-ops when already done, so a retried job can always run them again.
     """
-    with ratings_lock(ruleset) if ratings_lock is not None else _no_lock():
+    with ratings_lock(ruleset) if ratings_lock is not None else contextlib.nullcontext():
         update_ratings(session, ruleset)
     finish_if_done(session, tournament_id)
 
