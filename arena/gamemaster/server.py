@@ -18,7 +18,7 @@ import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -82,16 +82,13 @@ class GameMasterService:
             raw = await asyncio.wait_for(context.read(), HELLO_TIMEOUT_S)
         except TimeoutError:
             await _abort(context, Refused(Refusal.NO_HELLO, "no Hello within 10 s"))
-            return
         if raw is grpc.aio.EOF:
             await _abort(context, Refused(Refusal.NOT_HELLO, "the stream ended before a Hello"))
-            return
         try:
             session, seat, hello = self._handshake(raw)
         except Refused as refused:
             log.info("refused a seat: %s", refused)
             await _abort(context, refused)
-            return
         stream = _SeatStream(context)
         session.attach(seat, hello, stream)
         # The name as a literal: it is the bot's to choose, line breaks and escapes included.
@@ -165,7 +162,6 @@ class GameMasterService:
             self._check_not_dealt_elsewhere(session, context)
         except Refused as refused:
             await _abort(context, refused)
-            return
         queue = session.watch()
         try:
             while (event := await queue.get()) is not None:
@@ -183,7 +179,6 @@ class GameMasterService:
             return self.open(request)
         except Refused as refused:
             await _abort(context, refused)
-            raise AssertionError("unreachable") from None
 
     def open(self, request: pb.OpenGameRequest) -> pb.OpenGameReply:
         """Create a game from an OpenGameRequest (Refused on a bad one)."""
@@ -235,7 +230,6 @@ class GameMasterService:
             self._check_not_dealt_elsewhere(session, context)
         except Refused as refused:
             await _abort(context, refused)
-            raise AssertionError("unreachable") from None
         return await session.wait()
 
     async def abort_game(
@@ -246,7 +240,6 @@ class GameMasterService:
             session = self._session(request.game_id)
         except Refused as refused:
             await _abort(context, refused)
-            raise AssertionError("unreachable") from None
         reason = cut(request.reason.strip(), DETAIL_MAX_CHARS)
         session.abort(f"aborted by the platform: {reason}" if reason else ABORTED_BY_PLATFORM)
         return self._as_told(session, await session.wait(), context)
@@ -263,7 +256,6 @@ class GameMasterService:
             over = session.forfeit_absent(request.seat, detail or "the agent is gone (ForfeitSeat)")
         except Refused as refused:
             await _abort(context, refused)
-            raise AssertionError("unreachable") from None
         if not over:  # the forfeit waits for the other team (reason "": not over)
             return pb.GameResult(game_id=session.game_id)
         return self._as_told(session, await session.wait(), context)
@@ -392,8 +384,10 @@ def _unknown_game(game_id: str, live: list[str]) -> Refused:
 _LIVE_SHOWN = 5
 
 
-async def _abort(context: grpc.aio.ServicerContext, refused: Refused) -> None:
+async def _abort(context: grpc.aio.ServicerContext, refused: Refused) -> NoReturn:
+    """End the call with the refusal's status code and message: context.abort always raises."""
     await context.abort(refused.code, str(refused))
+    raise AssertionError("grpc's context.abort returned")
 
 
 # ----------------------------------------------------------------------------- building
