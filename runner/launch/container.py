@@ -252,7 +252,7 @@ class ContainerLauncher:
             label=spec.label,
             log_dir=self.log_dir,
             grace_seconds=self.grace_seconds,
-            # rlimits belong inside the container; RLIMIT_AS would break the Go client.
+            # The bot's limits are the container's (--memory, --ulimit cpu): none on its client.
             apply_rlimits=False,
             agent_class=RunningContainer,
             docker=argv[0],

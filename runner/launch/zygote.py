@@ -20,7 +20,8 @@ sits in this process's memory, where every later child would inherit it. The par
 signal can never reach a process group that reused the number.
 
 When the last holder of the socket goes away (its worker) it kills every agent's group and
-exits. Run as `python -m runner.launch.zygote FD [--no-pid-namespaces]`, FD being its socket end.
+exits. Run as `python -m runner.launch.zygote FD [--no-pid-namespaces] [--hide DIR]...`, FD being
+its socket end and each DIR one that sealed agents must not see into (pidns.Room).
 """
 
 from __future__ import annotations
