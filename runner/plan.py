@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeVar
 
 from arena.errors import ArenaError
 from arena.rulesets import ruleset_key
@@ -17,6 +18,8 @@ SEED_BITS = 63
 MAX_SETS = 100_000
 SEATS = 4
 
+T = TypeVar("T")
+
 
 class PlanError(ArenaError, ValueError):
     """A tournament that cannot be planned as asked (too few bots, duplicates, bad counts)."""
@@ -25,22 +28,6 @@ class PlanError(ArenaError, ValueError):
 class TournamentFormat(StrEnum):
     ROUND_ROBIN = "round-robin"
     GAUNTLET = "gauntlet"
-
-
-@dataclass(frozen=True)
-class PlannedGame:
-    """One game of a duplicate set: seat i is played by bot version `seats[i]`."""
-
-    set_id: str
-    number: int  # 0: a's partnership sits at seats 0 and 2; 1: partnerships swapped
-    seats: tuple[str, str, str, str]
-    seed: int
-    first_dealer: int
-    ruleset: str
-
-    @property
-    def id(self) -> str:
-        return f"{self.set_id}-g{self.number}"
 
 
 @dataclass(frozen=True)
@@ -59,14 +46,11 @@ class GameSet:
     def id(self) -> str:
         return f"{self.tournament_id}-set-{self.index:05d}"
 
-    @property
-    def games(self) -> tuple[PlannedGame, PlannedGame]:
-        # Same seed and first dealer in both games: the same deals, partnerships swapped.
-        a, b = self.a, self.b
-        return (
-            PlannedGame(self.id, 0, (a, b, a, b), self.seed, self.first_dealer, self.ruleset),
-            PlannedGame(self.id, 1, (b, a, b, a), self.seed, self.first_dealer, self.ruleset),
-        )
+
+def seatings(a: T, b: T) -> tuple[tuple[T, T, T, T], tuple[T, T, T, T]]:
+    """Who sits where in a set's two games, both played on the set's seed and first dealer:
+    a's partnership at seats 0 and 2 in game 0, b's in game 1."""
+    return (a, b, a, b), (b, a, b, a)
 
 
 def derive_seed(tournament_seed: int | str, a: str, b: str, set_number: int) -> tuple[int, int]:

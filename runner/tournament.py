@@ -50,7 +50,7 @@ from runner.gameset import (
 from runner.launch import AgentLimits
 from runner.launch.container import DockerUnavailable
 from runner.periodic import every
-from runner.plan import plan_tournament
+from runner.plan import plan_tournament, seatings
 from runner.ratings_update import update_ratings
 
 if TYPE_CHECKING:
@@ -341,7 +341,7 @@ def _run_game_set(
                     timings=timings.append,
                     stopper=stopper,
                 )
-                for index, seats in enumerate(((a, b, a, b), (b, a, b, a)))
+                for index, seats in enumerate(seatings(a, b))
             ]
         except Exception as exc:
             return _after_failure(db, set_id, tid, attempts, exc)
