@@ -185,14 +185,8 @@ class SetOutcome:
     timings: tuple[GameTiming, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "set_id": self.set_id,
-            "recorded": self.recorded,
-            "state": self.state,
-            "score_a": self.score_a,
-            "attempts": self.attempts,
-            "timings": [asdict(t) for t in self.timings],
-        }
+        """JSON-able, for the job's result (each GameTiming a dict too)."""
+        return asdict(self)
 
 
 class OtherDatabase(ArenaError):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -73,12 +73,7 @@ class GameLimits:
                 raise ValueError(f"{name} must be at most {UINT32_MAX}, not {value}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "decision_ms": self.decision_ms,
-            "bank_ms": self.bank_ms,
-            "fault_limit": self.fault_limit,
-            "connect_ms": self.connect_ms,
-        }
+        return asdict(self)
 
 
 class SeatClock:
