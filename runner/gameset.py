@@ -295,9 +295,9 @@ def _gone(
     if seat in launch_errors:
         return f"crash: the agent could not be started: {launch_errors[seat]}"
     agent = agents[seat]
-    if agent is None or agent.poll() is None:
+    code = None if agent is None else agent.poll()
+    if agent is None or code is None:
         return None
-    code = agent.poll()
     return gone_before_connecting(agent.exit_reason() or f"exited with code {code}", code)
 
 

@@ -146,9 +146,7 @@ class GameMasterService:
             # may still answer decisions it had before its GameEnd (see AFTER_END_S).
             while (raw := await context.read()) is not grpc.aio.EOF:
                 session.on_message(seat, raw)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the transport broke; whatever it was, the seat is gone
+        except Exception as exc:  # the transport broke (a cancellation is no Exception: it ends us)
             detail = f"the stream broke ({exc.__class__.__name__})"
         session.on_disconnect(seat, detail)
 
