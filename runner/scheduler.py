@@ -114,7 +114,13 @@ class UtcCronJob(CronJob):
         return _utc(croniter(self.cron, base.astimezone(UTC)).get_next(datetime))
 
     def enqueue(self, connection: redis.Redis) -> Job:
-        return self.enqueue_night(connection, self.next_enqueue_time or datetime.now(UTC))
+        due = self.next_enqueue_time or datetime.now(UTC)
+        if self.cron:
+            # A scheduler paused past more than one of its times (the host asleep, Redis away)
+            # still waits for the first: its job would be skipped as overdue, in favour of a
+            # later night no one enqueues. The latest night due is the one to play.
+            due = max(due, self.last_due())
+        return self.enqueue_night(connection, due)
 
     def enqueue_night(self, connection: redis.Redis, due: datetime) -> Job:
         """The job of the night due at `due`: named by it (one tournament per night), and

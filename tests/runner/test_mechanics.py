@@ -615,6 +615,23 @@ def test_a_scheduler_starting_after_a_missed_night_catches_it_up(own_redis: redi
     assert own_redis.get(LAST_NIGHT_KEY) == due.encode()
 
 
+def test_a_scheduler_that_slept_through_nights_enqueues_the_latest_one(
+    own_redis: redis.Redis,
+) -> None:
+    # Paused past two of its times (the host asleep, Redis away), it enqueued the first night it
+    # had been waiting for: skipped as overdue ("the night of ... is played instead"), while the
+    # night said to be played instead was never enqueued, and was lost.
+    from runner.scheduler import night_of, overdue
+
+    scheduler = _nightly_scheduler(own_redis, "*/5 * * * *")
+    latest = scheduler.nightly.last_due()
+    scheduler.nightly.next_enqueue_time = latest - timedelta(minutes=15)  # as before the pause
+    scheduler.enqueue_jobs()
+    assert _nights_queued(own_redis) == [night_of(latest)]
+    assert overdue(night_of(latest), "*/5 * * * *") is None  # played, not skipped
+    assert scheduler.nightly.next_enqueue_time > latest
+
+
 def test_a_scheduler_enqueues_the_last_night_again_when_redis_comes_back_empty(
     own_redis: redis.Redis,
 ) -> None:
