@@ -98,7 +98,7 @@ def resolve_bots(session: Session, wanted: Sequence[str] | None) -> list[BotVers
         if len(versions) < 2:
             raise TournamentError(
                 f"{len(versions)} active bot(s) registered; a tournament needs at least 2: "
-                "register bots with `arena bots add DIR`"
+                f"{_how_to_get_bots(session)}"
             )
         return versions
     out: list[BotVersion] = []
@@ -112,6 +112,18 @@ def resolve_bots(session: Session, wanted: Sequence[str] | None) -> list[BotVers
             raise TournamentError(f"bot {item!r} has no versions")
         out.append(bot.latest)
     return out
+
+
+def _how_to_get_bots(session: Session) -> str:
+    """What would give a round robin its bots: registering more, or enabling those disabled
+    (with every bot but one disabled, "register bots" sent an organiser to add what was there)."""
+    disabled = [bot.name for bot in repo.list_bots(session) if bot.disabled]
+    register = "register bots with `arena bots add DIR`"
+    if not disabled:
+        return register
+    more = f" and {len(disabled) - 5} more" if len(disabled) > 5 else ""
+    named = ", ".join(disabled[:5]) + more
+    return f"{len(disabled)} disabled ({named}): `arena bots enable NAME`, or {register}"
 
 
 def create_tournament(

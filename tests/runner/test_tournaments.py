@@ -267,6 +267,8 @@ def test_a_disabled_bot_named_for_a_tournament_plays_and_is_noted(
     assert arena(arena_env, "bots", "disable", "random").returncode == 0
     unnamed = arena(arena_env, "tournament", "create", "--ruleset", QUICK, "--no-enqueue")
     assert unnamed.returncode == 2 and "1 active bot(s) registered" in unnamed.stderr
+    # Told to register bots, an organiser who had disabled the others would add them again.
+    assert "1 disabled (random): `arena bots enable NAME`, or register" in unnamed.stderr
     named = arena(arena_env, "tournament", "create", "--ruleset", QUICK, "--no-enqueue",
                   "--bots", "random,greedy")  # fmt: skip
     assert named.returncode == 0, named.stderr
