@@ -280,7 +280,7 @@ def _format(session: Session, t: Tournament) -> str:
 
 def _sets(t: Tournament) -> str:
     """How many sets, and how many per pair; a match stopped early (SPRT) played fewer."""
-    text = f"{t.planned_sets} sets ({t.sets_per_pair} per pair"
+    text = f"{t.planned_sets} set{'' if t.planned_sets == 1 else 's'} ({t.sets_per_pair} per pair"
     if t.format == "gauntlet" and t.planned_sets < t.sets_per_pair:
         text += ", the rest unplayed: stopped early"
     return text + ")"

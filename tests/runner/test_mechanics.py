@@ -828,6 +828,17 @@ def test_one_night_gets_one_nightly_tournament_however_often_its_job_runs(
     assert sorted(nightly) == ["nightly-20261130-0200", "nightly-20261201-0200"]
 
 
+def test_a_tournament_of_one_set_is_not_said_to_have_1_sets() -> None:
+    from arena.commands.tournament import _sets
+
+    assert _sets(Tournament(format="gauntlet", planned_sets=1, sets_per_pair=1)) == (
+        "1 set (1 per pair)"
+    )
+    assert _sets(Tournament(format="round-robin", planned_sets=3, sets_per_pair=1)) == (
+        "3 sets (1 per pair)"
+    )
+
+
 def test_status_line_shows_a_bar_counts_and_eta() -> None:
     from arena.commands.tournament import progress_bar, status_line
 
