@@ -204,8 +204,14 @@ class ArenaScheduler(CronScheduler):
         due = self.nightly.last_enqueued if self.nightly is not None else None
         if held == 2 and self.nightly is not None and due is not None:
             # The queue went with Redis: the last night's job, if no worker had run it yet,
-            # is lost. Enqueued again, it runs or finds its tournament made already.
-            log.warning("Redis came back empty: enqueuing the night of %s again", night_of(due))
+            # is lost. Enqueued again, it runs or finds its tournament made already. (A lock
+            # that merely expired while this process was paused looks the same from here.)
+            log.warning(
+                "the scheduler's lock was gone (Redis came back empty, or this scheduler was "
+                "paused for over %d s): enqueuing the night of %s again",
+                LOCK_TTL,
+                night_of(due),
+            )
             self.nightly.enqueue_night(self.connection, due)
 
     def catch_up(self) -> None:

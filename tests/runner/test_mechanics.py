@@ -633,7 +633,7 @@ def test_a_scheduler_that_slept_through_nights_enqueues_the_latest_one(
 
 
 def test_a_scheduler_enqueues_the_last_night_again_when_redis_comes_back_empty(
-    own_redis: redis.Redis,
+    own_redis: redis.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Its job was the night's only trace: lost with the queue, had no worker run it yet.
     from runner.scheduler import LOCK_KEY, night_of
@@ -649,8 +649,14 @@ def test_a_scheduler_enqueues_the_last_night_again_when_redis_comes_back_empty(
     scheduler.heartbeat()
     assert _nights_queued(own_redis) == [night], "the lock was there: nothing lost"
     own_redis.flushall()  # as a Redis restarted without its data
-    scheduler.heartbeat()
+    with caplog.at_level("WARNING", logger="arena.scheduler"):
+        scheduler.heartbeat()
     assert _nights_queued(own_redis) == [night]
+    # Not "Redis came back empty" alone: a scheduler paused past the lock's time said so too.
+    assert (
+        "the scheduler's lock was gone (Redis came back empty, or this scheduler was paused "
+        f"for over 30 s): enqueuing the night of {night} again"
+    ) in caplog.text
     assert own_redis.get(LOCK_KEY) == scheduler.token.encode()
 
 
