@@ -140,7 +140,9 @@ class UtcCronJob(CronJob):
     def last_due(self, now: datetime | None = None) -> datetime:
         """The latest time the job was due, up to `now`."""
         now = (now or datetime.now(UTC)).astimezone(UTC)
-        return _utc(croniter(self.cron, now + timedelta(seconds=1)).get_prev(datetime))
+        # get_prev is strictly before its start: a hair later counts a time due this instant
+        # (a whole second later, at 01:59:59.5, named 02:00 due before it was).
+        return _utc(croniter(self.cron, now + timedelta(microseconds=1)).get_prev(datetime))
 
 
 def _utc(when: datetime) -> datetime:

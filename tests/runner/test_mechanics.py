@@ -573,6 +573,17 @@ def test_a_night_is_overdue_once_the_next_one_is_due() -> None:
     assert overdue("20261201-0240", "*/20 * * * *", now=at) == "20261201-0300"
 
 
+def test_the_last_night_due_is_never_one_still_to_come() -> None:
+    # Asked a moment before a time, it answered that time: a scheduler started at 16:49:59.5
+    # caught up the night of 16:50 half a second early, then enqueued it again at 16:50.
+    from runner.scheduler import NIGHTLY_JOB, UtcCronJob
+
+    job = UtcCronJob(queue_name="nightly-test", func_name=NIGHTLY_JOB, cron="* * * * *")
+    due = datetime(2026, 12, 3, 16, 49, tzinfo=UTC)
+    assert job.last_due(now=due) == due  # due this very instant
+    assert job.last_due(now=due + timedelta(seconds=59.5)) == due
+
+
 @pytest.fixture
 def own_redis() -> Iterator[redis.Redis]:
     """A Redis of the test's own: the scheduler's lock and last night are one per Redis."""
