@@ -226,6 +226,15 @@ def nightly_round_robin(
     except TournamentError as exc:
         log.warning("nightly round robin skipped: %s", exc)
         return {"tournament": None, "skipped": str(exc)}
+    # Said as the skips are: the log showed why a night was not played, never what one played.
+    sets = tournament.planned_sets
+    log.info(
+        "nightly round robin %s: %d game set%s queued, of %s",
+        tournament.id,
+        sets,
+        "" if sets == 1 else "s",
+        ", ".join(ready),
+    )
     return {"tournament": tournament.id, "sets": tournament.planned_sets}
 
 

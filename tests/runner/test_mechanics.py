@@ -816,7 +816,7 @@ def test_a_nightly_round_robin_leaves_out_a_bot_that_cannot_start(
 
 
 def test_one_night_gets_one_nightly_tournament_however_often_its_job_runs(
-    arena_env: dict[str, str], register: Callable[..., list[str]]
+    arena_env: dict[str, str], register: Callable[..., list[str]], caplog: pytest.LogCaptureFixture
 ) -> None:
     # A retried job (its worker died), or one enqueued twice (a paused scheduler woke after
     # another took over), must not start a second round robin that night.
@@ -827,7 +827,8 @@ def test_one_night_gets_one_nightly_tournament_however_often_its_job_runs(
     jobs.database.cache_clear()  # this test's database, not an earlier test's
     queue = arena_queue(redis_conn.connect())
     try:
-        first = jobs.nightly_round_robin(sets=1, ruleset=QUICK, night="20261130-0200")
+        with caplog.at_level("INFO", logger="runner.jobs"):
+            first = jobs.nightly_round_robin(sets=1, ruleset=QUICK, night="20261130-0200")
         queued = set(queue.job_ids)
         again = jobs.nightly_round_robin(sets=1, ruleset=QUICK, night="20261130-0200")
         other_night = jobs.nightly_round_robin(sets=1, ruleset=QUICK, night="20261201-0200")
@@ -835,6 +836,10 @@ def test_one_night_gets_one_nightly_tournament_however_often_its_job_runs(
         jobs.database().dispose()
         jobs.database.cache_clear()
     assert first == {"tournament": "nightly-20261130-0200", "sets": 1}
+    # What the night plays, in the worker's log (which said only why a night was skipped).
+    assert (
+        "nightly round robin nightly-20261130-0200: 1 game set queued, of greedy@1, random@1"
+    ) in caplog.text
     assert again == {"tournament": "nightly-20261130-0200", "skipped": "exists already"}
     assert other_night["tournament"] == "nightly-20261201-0200"
     assert [j for j in queued if "nightly-20261130-0200" in j], queued
