@@ -314,6 +314,8 @@ def test_cli_adds_lists_shows_and_disables_bots(
 
     assert cli.main(["bots", "enable", "echo-bot"]) == 0
     assert "echo-bot is now enabled" in capsys.readouterr().out
+    assert cli.main(["bots", "enable", "echo-bot"]) == 0
+    assert "echo-bot is already enabled: nothing changed" in capsys.readouterr().out
     assert cli.main(["bots", "show", "echo-bot", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["disabled"] is False

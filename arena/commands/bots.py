@@ -150,9 +150,13 @@ def _fault_line(fault: Fault) -> str:
 def _disable(args: argparse.Namespace) -> int:
     from arena.storage import repo
 
+    state = "disabled" if args.disabled else "enabled"
     with _open() as db, db.session() as session:
-        bot = repo.set_bot_disabled(session, args.name, args.disabled)
-        print(f"{bot.name} is now {'disabled' if bot.disabled else 'enabled'}")
+        if repo.get_bot(session, args.name).disabled == args.disabled:  # "is now" said otherwise
+            print(f"{args.name} is already {state}: nothing changed")
+            return 0
+        repo.set_bot_disabled(session, args.name, args.disabled)
+        print(f"{args.name} is now {state}")
     return 0
 
 
