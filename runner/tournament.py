@@ -114,6 +114,18 @@ def resolve_bots(session: Session, wanted: Sequence[str] | None) -> list[BotVers
     return out
 
 
+def against_the_field(session: Session, champion: BotVersion) -> list[BotVersion]:
+    """A gauntlet of one bot named: it plays every other enabled bot's latest version (a
+    newcomer against the field; naming each opponent was the only way)."""
+    field = [v for v in repo.active_versions(session) if v.bot_id != champion.bot_id]
+    if not field:
+        raise TournamentError(
+            f"a gauntlet of {champion.ref} needs an opponent, and no other bot is enabled: "
+            f"{_how_to_get_bots(session)}"
+        )
+    return [champion, *field]
+
+
 def _how_to_get_bots(session: Session) -> str:
     """What would give a round robin its bots: registering more, or enabling those disabled
     (with every bot but one disabled, "register bots" sent an organiser to add what was there)."""
@@ -153,6 +165,8 @@ def create_tournament(
     ruleset = ruleset_key(ruleset)  # one spelling: one pool of ratings
     with db.session() as session:
         versions = resolve_bots(session, bots)
+        if format == "gauntlet" and len(versions) == 1:
+            versions = against_the_field(session, versions[0])
         refs = [v.ref for v in versions]
         tid = tournament_id or repo.new_tournament_id()
         if not TOURNAMENT_ID.fullmatch(tid):  # it names job ids, files and pages

@@ -39,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--format",
         choices=("round-robin", "gauntlet"),
         default="round-robin",
-        help="round robin over all pairs, or the first of --bots (required) against the others",
+        help="round robin over all pairs, or the first of --bots (required) against the others "
+        "(named alone: against every other enabled bot's latest version)",
     )
     create.add_argument(
         "--bots",
@@ -126,8 +127,8 @@ def _create(args: argparse.Namespace) -> int:
         raise ArenaError(f"--bots {args.bots!r} names no bot; leave it out for every active bot")
     if bots is None and args.format == "gauntlet":  # the first of all bots is no one's choice
         raise ArenaError(
-            "a gauntlet needs --bots CHAMPION,OPPONENT,...: the first bot named plays each of "
-            "the others"
+            "a gauntlet needs --bots CHAMPION[,OPPONENT,...]: the first bot named plays each of "
+            "the others (named alone, every other enabled bot)"
         )
     with _open() as db:
         enqueue = None if args.no_enqueue else enqueuer_for(db.shown_url)

@@ -305,6 +305,19 @@ def test_the_status_of_a_gauntlet_names_its_champion(
     status = arena(arena_env, "tournament", "status", match)
     assert f"tournament {match}: match random@1 vs greedy@1, ruleset {QUICK}" in status.stdout
     assert "2 sets (2 per pair)" in status.stdout
+    # Named alone, against the field: every other enabled bot's latest version (it had to name
+    # each one).
+    field = _create(arena_env, "--format", "gauntlet", "--bots", "random", "--no-enqueue")
+    status = arena(arena_env, "tournament", "status", field).stdout
+    assert f"tournament {field}: gauntlet of random@1, ruleset {QUICK}" in status, status
+    assert "4 sets (2 per pair)" in status, status
+    assert arena(arena_env, "bots", "disable", "slow").returncode == 0
+    field = _create(arena_env, "--format", "gauntlet", "--bots", "random", "--no-enqueue")
+    status = arena(arena_env, "tournament", "status", field).stdout
+    assert f"tournament {field}: match random@1 vs greedy@1, ruleset {QUICK}" in status
+    assert arena(arena_env, "bots", "disable", "greedy").returncode == 0
+    alone = arena(arena_env, "tournament", "create", "--format", "gauntlet", "--bots", "random")
+    assert alone.returncode == 2 and "no other bot is enabled" in alone.stderr, alone.stderr
 
 
 def test_a_worker_given_agent_logs_keeps_every_seats_stderr(
