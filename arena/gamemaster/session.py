@@ -248,7 +248,7 @@ class GameSession:
                     problem = _answering_nothing(msg.reply, pending, st.hello_version)
                     self._fault_between_decisions(st, FaultKind.MALFORMED, problem, rid)
                 return
-            problem = f"reply to unknown request id {rid} (never sent)"
+            problem = f"reply to unknown request id {rid} (never sent to this seat)"
             if pending is not None:  # an id off by some: the one it should have named
                 problem += f"; request {pending.request_id} was waiting"
         elif msg is None:

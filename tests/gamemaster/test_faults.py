@@ -151,7 +151,7 @@ def test_illegal_actions_are_replaced_by_the_fallback_then_forfeit(gm, client, b
     [
         ("bytes", "unreadable message"),
         ("text", "is not an action"),
-        ("wrong_id", "(never sent); request"),  # and which one was waiting
+        ("wrong_id", "(never sent to this seat); request"),  # and which one was waiting
     ],
 )
 def test_garbage_answers_are_malformed_faults(gm, client, bystander, mode, words) -> None:
