@@ -195,12 +195,17 @@ class ContainerLauncher:
         return os.path.abspath(found)
 
     def _ask_docker(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """A short docker client command; TimeoutExpired if the daemon does not answer."""
+        """A short docker client command; DockerUnavailable if the daemon does not answer."""
         argv = [self._docker_path(), *args]
         env = self._client_env()
-        return subprocess.run(
-            argv, capture_output=True, text=True, timeout=DAEMON_TIMEOUT_S, env=env
-        )
+        try:
+            return subprocess.run(
+                argv, capture_output=True, text=True, timeout=DAEMON_TIMEOUT_S, env=env
+            )
+        except subprocess.TimeoutExpired:
+            raise DockerUnavailable(
+                f"the Docker daemon did not answer within {DAEMON_TIMEOUT_S:g} s"
+            ) from None
 
     def check_daemon(self) -> None:
         """DockerUnavailable unless the client reaches a daemon (asked at most every
@@ -211,10 +216,6 @@ class ContainerLauncher:
             done = self._ask_docker("version", "--format", "{{.Server.Version}}")
         except LaunchError as exc:  # no client on this host: no bot's fault either
             raise DockerUnavailable(f"this host has no docker client: {exc}") from None
-        except subprocess.TimeoutExpired:
-            raise DockerUnavailable(
-                f"the Docker daemon did not answer within {DAEMON_TIMEOUT_S:g} s"
-            ) from None
         if done.returncode != 0:
             said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
             raise DockerUnavailable(
@@ -229,8 +230,6 @@ class ContainerLauncher:
             done = self._ask_docker("image", "inspect", "--format", "{{.Id}}", image)
         except DockerUnavailable as exc:
             return str(exc)
-        except subprocess.TimeoutExpired:
-            return f"the Docker daemon did not answer within {DAEMON_TIMEOUT_S:g} s"
         if done.returncode != 0:
             return f"docker has no image {image!r} here: build or pull it (games never pull)"
         return None
