@@ -65,7 +65,7 @@ def _parse_sprt(text: str) -> tuple[float, float]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from arena.commands.tournament import warn_of_bots
+    from arena.commands.tournament import count_sets, warn_of_bots
     from arena.config import database_url, unshared_database_note
     from arena.ratings import Sprt
     from arena.storage import open_database, repo
@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
             set_ids = [s.id for s in sets]
             a_ref, b_ref = sets[0].bot_a.ref, sets[0].bot_b.ref
         print(
-            f"match {tournament.id}: {a_ref} vs {b_ref}, up to {_sets(len(set_ids))}, "
+            f"match {tournament.id}: {a_ref} vs {b_ref}, up to {count_sets(len(set_ids))}, "
             f"SPRT elo0={elo0:g} elo1={elo1:g} alpha={args.alpha:g} beta={args.beta:g}, "
             f"bounds [{sprt.lower_bound:.3f}, {sprt.upper_bound:.3f}]"
         )
@@ -109,7 +109,7 @@ def _run(args: argparse.Namespace) -> int:
         finally:  # whatever ended the match, it finishes: no set is left pending
             ignore_stopping()
             _settle(db, tournament.id, set_ids, played, queued=args.queue)
-    print(f"{sprt.verdict(a_ref, b_ref)} after {_sets(sprt.sets)} (LLR {sprt.llr:.3f})")
+    print(f"{sprt.verdict(a_ref, b_ref)} after {count_sets(sprt.sets)} (LLR {sprt.llr:.3f})")
     if sprt.sets == 0:  # every set failed: not a match that found no difference
         print(
             f"arena match: no set of {tournament.id} was played to a result; see the failures "
@@ -229,7 +229,3 @@ def _settle(
             job = fetch_job(connection, set_id)
             if job is not None:
                 job.cancel()
-
-
-def _sets(count: int) -> str:
-    return f"{count} set" if count == 1 else f"{count} sets"

@@ -279,9 +279,14 @@ def _format(session: Session, t: Tournament) -> str:
     return f"gauntlet of {champion}"
 
 
+def count_sets(count: int) -> str:
+    """ "1 set", "2 sets": the words `arena match` and `tournament status` count sets in."""
+    return f"{count} set" if count == 1 else f"{count} sets"
+
+
 def _sets(t: Tournament) -> str:
     """How many sets, and how many per pair; a match stopped early (SPRT) played fewer."""
-    text = f"{t.planned_sets} set{'' if t.planned_sets == 1 else 's'} ({t.sets_per_pair} per pair"
+    text = f"{count_sets(t.planned_sets)} ({t.sets_per_pair} per pair"
     if t.format == "gauntlet" and t.planned_sets < t.sets_per_pair:
         text += ", the rest unplayed: stopped early"
     return text + ")"
@@ -429,7 +434,7 @@ def _print_match_test(db: Database, tournament_id: str) -> None:
     with db.session() as session:
         test = match_test(session, repo.get_tournament(session, tournament_id))
     if test is not None:  # printed once the match is over: undecided is for good
-        print(f"SPRT: {test['verdict']} after {test['sets']} set(s) (LLR {test['llr']:.3f})")
+        print(f"SPRT: {test['verdict']} after {count_sets(test['sets'])} (LLR {test['llr']:.3f})")
 
 
 def _print_failures(db: Database, tournament_id: str, most: int = 3) -> None:
