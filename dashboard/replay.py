@@ -19,6 +19,7 @@ from arena.errors import ArenaError
 from arena.game import Deal, Event, Game
 from arena.observation import observe
 from arena.record import ruleset_of
+from arena.summary import outcome
 
 FULL = "full"
 PERSPECTIVES = (FULL, "0", "1", "2", "3")
@@ -209,8 +210,7 @@ def _end_text(e: dict[str, Any]) -> str:
     scores, winner, why = e["scores"], e.get("winner"), e.get("reason")
     if winner is None:
         return f"Game over: a draw at {scores[0]} to {scores[1]} ({why})"
-    # The winner's score first, as everywhere on the site.
-    return f"Game over: team {winner} wins, {scores[winner]} to {scores[1 - winner]} ({why})"
+    return f"Game over: {outcome(winner, scores, str(why))}"  # the winner's score first
 
 
 def _decision(line: dict[str, Any], viewer: int | None) -> dict[str, Any]:
