@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Select, false, func, or_, select
 from sqlalchemy.orm import Session
 
-from arena.storage import Fault, Game, GameSet, repo
+from arena.storage import Bot, Fault, Game, GameSet, repo
 from dashboard import records
 from dashboard.queries.common import Page, iso, version_labels
 
@@ -73,6 +73,12 @@ def game_list(
         "version": version,
         "fault": fault,
     }
+
+
+def bot_names(session: Session) -> list[str]:
+    """Every bot's name, in order (the game list's filter menu): names only, not each bot's
+    versions as repo.list_bots loads them."""
+    return list(session.scalars(select(Bot.name).order_by(Bot.name)))
 
 
 def _version_ids(session: Session, bot: str, version: str | None) -> list[int]:

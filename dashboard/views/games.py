@@ -11,7 +11,7 @@ from flask.typing import ResponseReturnValue
 from arena.gamemaster.policy import WORKER_FAULT_KINDS, FaultKind
 from arena.storage import repo
 from dashboard.db import session
-from dashboard.queries.games import ANY_FAULT, game_list, game_page
+from dashboard.queries.games import ANY_FAULT, bot_names, game_list, game_page
 from dashboard.views.common import page, page_size
 
 bp = Blueprint("games", __name__)
@@ -34,7 +34,7 @@ def _stored_game_id(_endpoint: str | None, values: dict[str, Any] | None) -> Non
 @bp.get("/games")
 def index() -> ResponseReturnValue:
     # The form's choices: without it, the filters were reachable only from a bot's page.
-    bots = [b.name for b in repo.list_bots(session())]
+    bots = bot_names(session())
     return render_template("games.html", bots=bots, fault_kinds=FAULT_KINDS, **_game_list())
 
 
