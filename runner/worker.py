@@ -385,6 +385,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.parent is not None:
         die_with_parent(parent=args.parent)
     setup_logging()
+    return start(args.queue, burst=args.burst)
+
+
+def start(queue: str, *, burst: bool = False) -> int:
+    """Preload, then work: a database a newer arena has upgraded stops the worker before it
+    takes a job off the queue (EXIT_OUTDATED)."""
     try:
         preload()
     except SchemaTooNew as exc:  # a newer arena upgraded the database as this one started
@@ -393,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     except ArenaError as exc:  # a database that does not answer, say: said in one line
         log.error("%s", exc)
         return 1  # the supervisor starts a worker again, after a pause that grows
-    return work_forever(args.queue, burst=args.burst)
+    return work_forever(queue, burst=burst)
 
 
 def preload() -> None:

@@ -55,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
         Supervisor,
         reconcile_once,
         setup_logging,
-        work_forever,
+        start,
     )
 
     # What a game set and the nightly job will read, checked now rather than in every job.
@@ -83,7 +83,7 @@ def _run(args: argparse.Namespace) -> int:
     queue = args.queue or queue_name()
     if args.burst:  # exits as the supervisor would: 2 once a newer arena owns the database
         reconcile_once(queue)  # as the supervisor does first: sets Redis lost are queued again
-        code = work_forever(queue, burst=True)
+        code = start(queue, burst=True)
         return 2 if code == EXIT_OUTDATED else code
     every = args.reconcile_every or RECONCILE_INTERVAL
     return Supervisor(args.count, queue, reconcile_every=every).run()

@@ -1649,10 +1649,13 @@ def test_workers_stop_for_good_once_a_newer_arena_upgrades_the_database(
     )
     assert again.returncode == 2
     assert "newer than this arena's" in again.stderr and "restore the backup" in again.stderr
-    # A burst worker (no supervisor) ends the same way once it meets the set.
-    enqueue_game_set(arena_queue(redis_conn.connect(), arena_env["ARENA_QUEUE"]), set_id)
+    # A burst worker (no supervisor) refuses the same way, before it takes the set off the
+    # queue (it took it, to leave it queued in the database only).
+    queue = arena_queue(redis_conn.connect(), arena_env["ARENA_QUEUE"])
+    enqueue_game_set(queue, set_id)
     burst = _burst_worker(arena_env, timeout=60)
-    assert burst.returncode == 2 and "this worker stops" in burst.stderr, burst.stderr[-2000:]
+    assert burst.returncode == 2 and "restore the backup" in burst.stderr, burst.stderr[-2000:]
+    assert queue.job_ids == [set_id]
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:  # for the fixtures' clean-up
         conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
 
