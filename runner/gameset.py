@@ -28,6 +28,7 @@ from arena.gamemaster.client import (
 from arena.gamemaster.early_exit import EarlyExitWatch, gone_before_connecting
 from arena.gamemaster.policy import ABSENT, CONTESTED, DISCONNECTED, GameLimits
 from arena.gamemaster.status import SHUTTING_DOWN
+from arena.record import dumps
 from arena.storage import FaultInfo, GameResult
 from arena.storage.models import BotVersion, utcnow
 from runner.launch import (
@@ -313,8 +314,9 @@ def _open_afresh(
     client: GameMasterClient, open_game: Callable[..., OpenedGame], game_id: str
 ) -> OpenedGame:
     """Open the game as `game_id` or, where an earlier attempt's game holds that id (its worker
-    died), end that one and open the next free id: game_id.2, .3, ... Never a clock's reading:
-    the id is in the record, and a record may not depend on when it was played (RECORD.md)."""
+    died), end that one and open the next free id: game_id.2, .3, ... (the game master keeps an
+    ended game's id for its spectators). The bots are told that id; the record is filed under
+    `game_id` (_filed_as)."""
     tried, attempt = game_id, 1
     while True:
         try:
@@ -327,6 +329,21 @@ def _open_afresh(
                     raise
         attempt += 1
         tried = f"{game_id}.{attempt}"
+
+
+def _filed_as(record: str, game_id: str) -> str:
+    """The record with the set's `game_id` in its header, where the game master played it as
+    game_id.2, .3, ... (an earlier attempt's game held the id): the stored game is `game_id`,
+    and a set played again must give the same record as one played once (RECORD.md)."""
+    head, newline, rest = record.partition("\n")
+    try:
+        header = json.loads(head)
+    except ValueError:
+        return record  # no record to speak of (an aborted game's is empty)
+    if not isinstance(header, dict) or header.get("game_id", game_id) == game_id:
+        return record
+    header["game_id"] = game_id
+    return dumps(header) + newline + rest
 
 
 def play_game(
@@ -413,7 +430,7 @@ def play_game(
         timings(GameTiming(launched - started, played - launched, stopped - played))
     for seat, error in launch_errors.items():
         deaths[seat] = (f"could not be started: {error}", "")
-    record = result.record
+    record = _filed_as(result.record, game_id)
     stats = result.seats
     return GameResult(
         game_index=game_index,

@@ -263,20 +263,42 @@ def test_an_agent_that_exits_after_its_game_ended_is_not_logged_as_forfeiting(
     ]
 
 
+def _without_timings(record: bytes) -> list[dict[str, object]]:
+    lines = [json.loads(line) for line in record.decode().splitlines()]
+    return [{k: v for k, v in line.items() if k != "ms"} for line in lines]
+
+
 def test_a_game_an_earlier_attempt_left_open_is_ended_and_the_next_id_is_played(
     game_master: str, tmp_path: Path
 ) -> None:
     # A worker died mid-game twice: its games under the set's id and under id.2 are still open.
-    # The retry ends both and plays as id.3, never an id read off the clock (it is in the record).
+    # The retry ends both and plays as id.3, never an id read off the clock.
     game_id = f"test-retry-{time.time_ns()}"
     with GameMasterClient(game_master) as client:
         for left in (game_id, f"{game_id}.2"):
             client.open_game(QUICK, 7, game_id=left)
         result, _ = _play(game_master, [RANDOM] * 4, Launchers.default(tmp_path), game_id)
         earlier = [client.await_game(gid, timeout=10) for gid in (game_id, f"{game_id}.2")]
+        played_as = client.await_game(f"{game_id}.3", timeout=10)
     assert [r.reason for r in earlier] == ["aborted", "aborted"]
-    assert result.reason in ("target", "max_hands")
-    assert json.loads(result.record.decode().splitlines()[0])["game_id"] == f"{game_id}.3"
+    assert result.reason in ("target", "max_hands") and played_as.reason == result.reason
+
+
+def test_a_game_played_again_after_a_worker_died_has_the_record_of_one_played_once(
+    game_master: str, tmp_path: Path
+) -> None:
+    # The retry played as id.2 and its record said so: a set played again after a crash was
+    # stored under the set's game id with a record naming another, unlike the same set played
+    # once (RECORD.md: the same seed and decisions give the same bytes but for timings).
+    once_id, again_id = f"test-once-{time.time_ns()}", f"test-again-{time.time_ns()}"
+    once, _ = _play(game_master, [RANDOM] * 4, Launchers.default(tmp_path), once_id)
+    with GameMasterClient(game_master) as client:
+        client.open_game(QUICK, 7, game_id=again_id)  # the attempt whose worker died
+    again, _ = _play(game_master, [RANDOM] * 4, Launchers.default(tmp_path), again_id)
+    assert json.loads(again.record.decode().splitlines()[0])["game_id"] == again_id
+    assert _without_timings(again.record) == _without_timings(
+        once.record.replace(once_id.encode(), again_id.encode())
+    )
 
 
 def test_a_contested_seat_is_stored_with_the_exit_of_the_agent_refused_its_seat() -> None:
