@@ -187,7 +187,9 @@ def _play_games(args: argparse.Namespace) -> int:
     layouts = [names] + ([[names[1], names[0], names[3], names[2]]] if args.mirror else [])
     games, records = [], []
     for g, seats in enumerate(layouts):
-        players = [known[n](f"{args.seed}/{g}/{i}") for i, n in enumerate(seats)]
+        # Seed 0, as every seat's process has (`--processes`, and workers): the same game either
+        # way, and a tournament's game played again here with its seed and first dealer.
+        players = [known[n](0) for n in seats]
         game = play_game(ruleset, args.seed, players, args.first_dealer)
         games.append(game)
         records.append(game_record(game, seats, f"local-{args.seed}-{g}"))

@@ -61,6 +61,20 @@ def test_greedy_players_give_the_same_record_in_process_and_as_processes(tmp_pat
     assert inproc.stdout.splitlines()[3:-1] == procs.stdout.splitlines()[3:-1]
 
 
+def test_random_players_give_the_same_record_in_process_and_as_processes(tmp_path: Path) -> None:
+    # In process each random seat was seeded by seed, game and seat; as a process (and in every
+    # tournament) it has seed 0: `--processes` or `--watch` played another game than without.
+    common = ["play", "--players", "random,greedy,random,greedy", "--seed", "5", "--mirror"]
+    inproc = arena(*common, "--output", str(tmp_path / "in.jsonl"))
+    procs = arena(*common, "--processes", "--output", str(tmp_path / "proc.jsonl"))
+    assert inproc.returncode == 0, inproc.stderr
+    assert procs.returncode == 0, procs.stderr + procs.stdout
+    for name in ("{}.jsonl", "{}.mirror.jsonl"):
+        a = _comparable(tmp_path / name.format("in"))
+        b = _comparable(tmp_path / name.format("proc"))
+        assert a == b
+
+
 @needs_node
 @pytest.mark.usefixtures("js_ready")
 def test_play_with_a_seat_of_each_kind_writes_verifiable_records(tmp_path: Path) -> None:
