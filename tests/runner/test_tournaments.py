@@ -177,10 +177,16 @@ def test_sigkill_of_a_worker_mid_game_reruns_the_set_and_records_it_once(
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: _state(arena_env, tid) == "finished", 90, "the tournament to finish")
-    [(_, state, attempts, games)] = _sets(arena_env, tid)
+    [(set_id, state, attempts, games)] = _sets(arena_env, tid)
     assert (state, games) == ("done", 2)
     assert attempts >= 2, "the killed attempt and the one that finished"
     assert "WorkerLost" in workers.log() or "exited" in workers.log()
+    # Played again as game_id.2 on the game master (the killed attempt's game held the id),
+    # each game is stored with a record naming it, as a set played once would be.
+    with open_database(arena_env["ARENA_DATABASE_URL"]) as db, db.session() as session:
+        for game in session.query(Game).filter(Game.game_set_id == set_id):
+            head = repo.get_game_record(session, game.id).decode().splitlines()[0]
+            assert json.loads(head)["game_id"] == game.id
 
 
 def test_a_redis_restart_mid_tournament_loses_nothing(
