@@ -99,7 +99,10 @@ def test_a_fork_server_that_dies_mid_game_gets_the_game_played_again_not_a_forfe
             _play, game_master, [SLOW, SLOW, SLOW, SLOW], Launchers.default(tmp_path), game_id
         )
         wait_for(lambda: game_is_open(client, game_id), 30, "the game")
-        time.sleep(0.5)  # the slow bots are deciding
+        # Mid-game: a decision answered (all four agents are there). A fixed pause after the
+        # game opened was, on a loaded machine, before the agents connected, and the game
+        # ended another way (the early-exit watch's abort).
+        next(e for e in client.watch(game_id) if e.WhichOneof("event") == "action")
         os.kill(server.process.pid, signal.SIGKILL)
         with pytest.raises(GameAborted, match="the fork server died mid-game"):
             playing.result(timeout=60)
