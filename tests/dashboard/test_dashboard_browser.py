@@ -549,3 +549,28 @@ def test_long_names_wrap_rather_than_widen_the_page(browser: Any, live_server: L
         assert box.evaluate("b => b.scrollWidth <= b.clientWidth")  # every column in view
     finally:
         context.close()
+
+
+def test_a_long_bot_name_in_the_games_filter_stays_on_a_phone_screen(
+    browser: Any, live_server: LiveServer
+) -> None:
+    # The bot menu is as wide as its longest name: with a 64-character one the form pushed the
+    # /games page to 436 px at 375, the menu's end and the whole list's right side off-screen.
+    from tests.dashboard.fill import add_bot
+
+    with open_database(live_server.site.url) as db:
+        add_bot(db, "n" * 64, "9" * 64)
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(f"{live_server.base}/games")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        for control in ("select[name=bot]", "select[name=fault]", "button:text('Show')"):
+            box = page.locator(control).bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 375, control
+        page.locator("select[name=bot]").select_option("n" * 64)  # and the menu still works
+        page.get_by_role("button", name="Show").click()
+        page.wait_for_load_state()
+        assert page.url.endswith("/games?bot=" + "n" * 64 + "&fault=")
+    finally:
+        context.close()
