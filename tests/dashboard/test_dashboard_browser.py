@@ -574,3 +574,24 @@ def test_a_long_bot_name_in_the_games_filter_stays_on_a_phone_screen(
         assert page.url.endswith("/games?bot=" + "n" * 64 + "&fault=")
     finally:
         context.close()
+
+
+def test_the_replay_perspective_buttons_wrap_on_a_narrow_phone(
+    browser: Any, live_server: LiveServer
+) -> None:
+    # The five buttons stayed on one line: at 320 px "Seat 3" ended 23 px off-screen (and the
+    # page scrolled sideways), and at 375 "Full deal" broke over two lines.
+    context = browser.new_context(viewport={"width": 320, "height": 700})
+    try:
+        page = context.new_page()
+        page.goto(f"{live_server.base}/games/{GAME}/replay")
+        page.wait_for_selector("#replay.ready")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 320
+        buttons = page.locator(".perspectives button")
+        boxes = [buttons.nth(i).bounding_box() for i in range(buttons.count())]
+        assert all(b["x"] >= 0 and b["x"] + b["width"] <= 320 for b in boxes), boxes
+        assert len({round(b["height"]) for b in boxes}) == 1, boxes  # each on one line
+        page.get_by_role("button", name="Seat 3").click()
+        page.wait_for_function("document.getElementById('replay').dataset.perspective === '3'")
+    finally:
+        context.close()
