@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -631,3 +632,24 @@ def test_wide_tables_scroll_in_their_box_on_a_tablet(
         assert spilled == [], spilled
     finally:
         context.close()
+
+
+def test_each_page_title_says_which_page_it_is(tab: Tab, live_server: LiveServer) -> None:
+    # A game's and a tournament's tab said their id alone ("t-…-g0 · Sixty-three Arena"), and
+    # every list of games "Games", whichever bot and fault it listed: among several tabs, or in
+    # a screen reader's list of windows, one could not tell which page was which.
+    query = urlencode({"bot": XSS_NAME, "fault": "timeout"})
+    site = " · Sixty-three Arena"
+    expected = {
+        f"/games/{GAME}": f"Game {GAME}",
+        f"/games/{GAME}/replay": f"Replay {GAME}",
+        f"/tournaments/{FINISHED_TOURNAMENT}": f"Tournament {FINISHED_TOURNAMENT}",
+        "/bots/greedy": "Bot greedy@1.0",
+        "/games": "Games",
+        "/games?fault=any": "Games with a fault",
+        "/games?bot=greedy&version=1.0": "Games of greedy@1.0",
+        f"/games?{query}": f"Games in which {XSS_NAME} faulted: timeout",  # as text
+    }
+    for path, title in expected.items():
+        tab.page.goto(live_server.base + path)
+        assert tab.page.title() == title + site, path
