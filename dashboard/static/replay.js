@@ -219,6 +219,8 @@
     renderCentre(frame);
     renderSide(frame);
     byId("slider").value = state.index;
+    // A screen reader says this, not the bare index (which counts from 0).
+    byId("slider").setAttribute("aria-valuetext", "frame " + (state.index + 1) + " of " + frames.length);
     byId("position").textContent = "frame " + (state.index + 1) + " / " + frames.length + " · hand " + frame.hand + " · " + frame.kind.replace("_", " ");
     var select = byId("hand-select");
     var hands = state.data.hands;

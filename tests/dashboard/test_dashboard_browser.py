@@ -653,3 +653,25 @@ def test_each_page_title_says_which_page_it_is(tab: Tab, live_server: LiveServer
     for path, title in expected.items():
         tab.page.goto(live_server.base + path)
         assert tab.page.title() == title + site, path
+
+
+def test_a_screen_reader_hears_what_each_step_of_the_replay_did(
+    tab: Tab, live_server: LiveServer
+) -> None:
+    # Stepping through a replay by keyboard, a screen reader said "frame 5 / 96 · hand 1 ·
+    # decision" and no more: the decision made ("Seat 1: bid 40") was in no live region, and
+    # the slider said a bare number.
+    page = tab.page
+    _open_replay(tab, live_server.base, GAME)
+    page.focus("#slider")
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    state = _replay_state(page)
+    assert state["kind"] == "decision"
+    step = page.locator("#log li.decision").inner_text()
+    assert re.match(r"Seat \d: ", step), step
+    heard = page.locator("[aria-live]:not([aria-live=off])").all_inner_texts()
+    assert any(step in text for text in heard), heard
+    frames = page.get_attribute("#slider", "max")
+    valuetext = page.get_attribute("#slider", "aria-valuetext")
+    assert valuetext == f"frame {state['frame'] + 1} of {int(frames or 0) + 1}"
