@@ -1,4 +1,4 @@
-"""/healthz (is the database answering?) and /api, the index of every JSON route.
+"""/healthz (is the database answering?), /api, the index of every JSON route, and the icon.
 
 JSON API (every page has a twin; ids unknown to the database give a 404 with a message, and
 parameters that do not parse, such as page=0, a 400 with one):
@@ -33,7 +33,7 @@ parameters that do not parse, such as page=0, a 400 with one):
 
 from __future__ import annotations
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 from sqlalchemy import text
 
@@ -70,3 +70,10 @@ def healthz() -> ResponseReturnValue:
 @bp.get("/api")
 def index() -> ResponseReturnValue:
     return jsonify({"routes": ROUTES})
+
+
+@bp.get("/favicon.ico")
+def favicon() -> ResponseReturnValue:
+    # A page that is not HTML (every JSON route) names no icon: the browser asks for this one,
+    # and a 404 put an error in its console.
+    return current_app.send_static_file("favicon.svg")

@@ -675,3 +675,18 @@ def test_a_screen_reader_hears_what_each_step_of_the_replay_did(
     frames = page.get_attribute("#slider", "max")
     valuetext = page.get_attribute("#slider", "aria-valuetext")
     assert valuetext == f"frame {state['frame'] + 1} of {int(frames or 0) + 1}"
+
+
+@pytest.mark.parametrize("path", ["/api", f"/api/games/{GAME}"])
+def test_json_opened_in_the_browser_logs_no_error(
+    tab: Tab, live_server: LiveServer, path: str
+) -> None:
+    # A page that is not HTML names no icon, so the browser asks for /favicon.ico: it was a
+    # 404, an error in the console of every JSON route (the dashboard says each page has one).
+    logged: list[str] = []
+    tab.page.on("console", lambda m: logged.append(m.text) if m.type == "error" else None)
+    assert tab.page.goto(live_server.base + path).ok
+    tab.page.wait_for_timeout(500)  # the icon is asked for after the page loads
+    assert logged == []
+    with urllib.request.urlopen(live_server.base + "/favicon.ico", timeout=10) as icon:  # noqa: S310 - local server
+        assert icon.headers["Content-Type"].startswith("image/svg+xml")
