@@ -738,3 +738,29 @@ def test_text_is_dark_enough_to_read(tab: Tab, live_server: LiveServer, path: st
     if path.startswith("/games/"):  # the fixture's short games make no contract: show one made
         tab.page.eval_on_selector("table.hands span.bad", "s => { s.className = 'ok'; }")
     assert tab.page.evaluate(_LOW_CONTRAST) == []
+
+
+@pytest.mark.parametrize(
+    "path", ["/", "/bots/greedy", f"/tournaments/{FINISHED_TOURNAMENT}", f"/games/{GAME}"]
+)
+def test_numbers_in_tables_stay_on_one_line_on_a_phone(
+    browser: Any, live_server: LiveServer, path: str
+) -> None:
+    # At 375 px a standings row's W–D–L broke at its dashes, "3–" over "0–" over "3", which
+    # reads as three numbers: the table scrolls in its box, so a number need not wrap.
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(live_server.base + path)
+        split = page.evaluate(
+            """() => Array.from(document.querySelectorAll('table.data td.num')).filter(cell => {
+                const wrapped = cell.getBoundingClientRect().height;
+                cell.style.whiteSpace = "nowrap";
+                const whole = cell.getBoundingClientRect().height;
+                cell.style.whiteSpace = "";
+                return wrapped > whole;
+            }).map(cell => cell.textContent.trim())"""
+        )
+        assert split == [], split
+    finally:
+        context.close()
