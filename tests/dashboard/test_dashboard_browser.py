@@ -764,3 +764,18 @@ def test_numbers_in_tables_stay_on_one_line_on_a_phone(
         assert split == [], split
     finally:
         context.close()
+
+
+def test_a_disabled_bot_is_greyed_but_readable(tab: Tab, live_server: LiveServer) -> None:
+    # Its row was drawn at 55% opacity: its name and author fell to 2.3:1 and 3.6:1.
+    from tests.dashboard.fill import add_bot
+
+    name = "n" * 64
+    with open_database(live_server.site.url) as db:
+        add_bot(db, name, "9" * 64)
+        with db.session() as s:
+            repo.disable_bot(s, name)
+    tab.page.goto(live_server.base + "/bots")
+    row = tab.page.locator("table.data tr.disabled")
+    assert row.count() == 1 and row.locator(".tag").inner_text() == "disabled"
+    assert tab.page.evaluate(_LOW_CONTRAST) == []
