@@ -779,3 +779,23 @@ def test_a_disabled_bot_is_greyed_but_readable(tab: Tab, live_server: LiveServer
     row = tab.page.locator("table.data tr.disabled")
     assert row.count() == 1 and row.locator(".tag").inner_text() == "disabled"
     assert tab.page.evaluate(_LOW_CONTRAST) == []
+
+
+def test_the_elo_chart_labels_are_legible_on_a_phone(browser: Any, live_server: LiveServer) -> None:
+    # The chart is drawn 720 units wide and scaled to its panel: at 375 px, to some 320 px,
+    # its 11-unit labels (the Elo scale, the games, the latest Elo) were 5 px high.
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(f"{live_server.base}/bots/greedy")
+        labels = page.locator("svg.chart text.tick")
+        assert labels.count() > 3
+        sizes = labels.evaluate_all(
+            """ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize)
+                              * t.getScreenCTM().a)"""
+        )
+        assert min(sizes) >= 9, sizes
+        boxes = [labels.nth(i).bounding_box() for i in range(labels.count())]
+        assert all(b["x"] >= 0 and b["x"] + b["width"] <= 375 for b in boxes), boxes
+    finally:
+        context.close()
