@@ -799,3 +799,27 @@ def test_the_elo_chart_labels_are_legible_on_a_phone(browser: Any, live_server: 
         assert all(b["x"] >= 0 and b["x"] + b["width"] <= 375 for b in boxes), boxes
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "section"),
+    [
+        ("/", "Leaderboard"),
+        ("/bots/greedy", "Bots"),
+        (f"/tournaments/{FINISHED_TOURNAMENT}", "Tournaments"),
+        ("/games?fault=any", "Games"),
+        (f"/games/{GAME}/replay", "Games"),
+    ],
+)
+def test_the_menu_marks_the_section_the_page_is_in(
+    tab: Tab, live_server: LiveServer, path: str, section: str
+) -> None:
+    # Nothing in the menu said where one was: to a screen reader (aria-current) and to the eye.
+    tab.page.goto(live_server.base + path)
+    if path.endswith("/replay"):
+        tab.page.wait_for_selector("#replay.ready")
+    current = tab.page.locator("header.top nav a[aria-current=page]")
+    assert current.all_inner_texts() == [section]
+    other = tab.page.locator("header.top nav a:not([aria-current])").first
+    looks = "e => [getComputedStyle(e).fontWeight, getComputedStyle(e).textDecorationLine]"
+    assert current.evaluate(looks) != other.evaluate(looks)  # not by colour alone
