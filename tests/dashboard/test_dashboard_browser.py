@@ -823,3 +823,25 @@ def test_the_menu_marks_the_section_the_page_is_in(
     other = tab.page.locator("header.top nav a:not([aria-current])").first
     looks = "e => [getComputedStyle(e).fontWeight, getComputedStyle(e).textDecorationLine]"
     assert current.evaluate(looks) != other.evaluate(looks)  # not by colour alone
+
+
+def test_a_seats_face_down_discards_are_drawn_solid(tab: Tab, live_server: LiveServer) -> None:
+    # They were drawn at 70% opacity over the felt: their ranks fell to some 2.9:1, too faint
+    # to read. Their own row tells them from the hand.
+    url = f"{live_server.base}/api/games/{GAME}/replay"
+    with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - local server
+        frames = json.load(response)["frames"]
+    frame = next(f["i"] for f in frames if any(f["discards"]))
+    page = tab.page
+    page.goto(f"{url.replace('/api', '')}#frame={frame}&perspective=full")
+    page.wait_for_function("document.querySelector('#replay.ready')?.dataset.frame")
+    faint = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.discards .card')).map(card => {
+            let opacity = 1;
+            for (let e = card; e; e = e.parentElement) {
+                opacity *= Number(getComputedStyle(e).opacity);
+            }
+            return opacity;
+        })"""
+    )
+    assert faint and all(opacity == 1 for opacity in faint), faint

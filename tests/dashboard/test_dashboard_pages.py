@@ -530,6 +530,8 @@ def test_games_list_is_paged(site: Site) -> None:
         assert 'href="/games?page=1">« newest' in past and "oldest »" not in past
         first = _html(client, "/games")
         assert 'href="/games?page=3">oldest »' in first and "« newest" not in first
+        # Named, so that a screen reader tells it from the site's menu (both are navigation).
+        assert '<nav class="pager" aria-label="Pages">' in first
         # Past the end as any page past the end, not "page 1000000000 of 3".
         huge = "9" * 23
         assert _json(client, f"/api/games?page={huge}")["page"]["page"] == int(huge)
