@@ -190,6 +190,15 @@ def test_tournament_page_has_a_shaded_crosstable(tab: Tab, live_server: LiveServ
     assert all("background-color" in s for s in styles)
     assert page.locator("#games a[href$='/replay']").count() == 6
     assert page.locator("#state").inner_text() == "finished"
+    # What each cell's tooltip says is also read out: a column was "1", "2", "3" and a cell
+    # "1/2" to a screen reader, the bots and W–D–L in `title` only.
+    heads = page.locator("table.cross thead th.col")
+    column = heads.first.get_attribute("title")
+    assert page.get_by_role("columnheader", name=column, exact=True).count() == 1
+    first = cells.first
+    assert re.fullmatch(r"[\d.½]+/\d+ \(\d+–\d+–\d+, LOS [\d.]+%\)", first.text_content() or "")
+    hidden = first.locator(".sr-only").bounding_box()
+    assert hidden is not None and hidden["width"] <= 1 and hidden["height"] <= 1  # not shown
 
 
 def test_replay_steps_to_the_recorded_result(tab: Tab, live_server: LiveServer) -> None:
