@@ -45,6 +45,17 @@ def game_record(game: Game, agents: Sequence[str], game_id: str, **extra: Any) -
     return to_jsonl(header(game, agents, game_id, **extra), game.events)
 
 
+def record_lines(text: str) -> list[str]:
+    """A record's lines. JSON Lines ends a line at "\\n" only (a "\\r" before it is dropped),
+    and JSON leaves U+2028, U+2029 and U+0085 unescaped inside a string (a bot's note, an
+    agent's name): str.splitlines() ends lines at those too, and so would cut such a line in
+    two. A newline at the end of the text ends the last line; none is needed."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def ruleset_of(head: dict[str, Any]) -> Ruleset:
     from arena.rulesets import ruleset_from_header
 

@@ -14,7 +14,7 @@ from arena.cards import Card, deck, parse_card
 from arena.errors import ArenaError, RecordError
 from arena.game import HAND_SIZE, Deal, Event, Game
 from arena.gamemaster.policy import FaultKind
-from arena.record import RECORD_FORMAT, ruleset_of
+from arena.record import RECORD_FORMAT, record_lines, ruleset_of
 from arena.rulesets import RULESETS, Ruleset
 
 # Lines whose order and content are the record's guarantees; the engine's other lines are
@@ -91,7 +91,7 @@ def _read_bounded(stream: BinaryIO, name: str) -> str:
 def verify_text(text: str, name: str = "<record>") -> Verified:
     """Re-play the record; raise RecordError naming the file, hand, line and rule on a mismatch."""
     lines: list[tuple[int, dict[str, Any]]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(record_lines(text), start=1):
         if not raw.strip():
             raise RecordError(
                 f"{name}: line {number}: blank (a record is one JSON object per line)"

@@ -7,6 +7,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.record import record_lines
+
 
 @dataclass
 class ParsedRecord:
@@ -68,7 +70,7 @@ class ParsedRecord:
 def parse(data: bytes) -> ParsedRecord:
     out = ParsedRecord(size=len(data))
     dealers: dict[int, Any] = {}
-    for number, raw in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
+    for number, raw in enumerate(record_lines(data.decode("utf-8", "replace")), start=1):
         if not raw.strip():
             continue
         out.line_count += 1

@@ -18,7 +18,7 @@ from arena.cards import CARD_TEXT, Card, parse_card
 from arena.errors import ArenaError
 from arena.game import Deal, Event, Game
 from arena.observation import observe
-from arena.record import ruleset_of
+from arena.record import record_lines, ruleset_of
 from arena.summary import outcome
 
 FULL = "full"
@@ -424,7 +424,7 @@ def hand_starts(record: bytes) -> list[dict[str, int]]:
 
 def _lines(record: bytes) -> list[dict[str, Any]]:
     lines = []
-    for number, raw in enumerate(record.decode("utf-8", "replace").splitlines(), start=1):
+    for number, raw in enumerate(record_lines(record.decode("utf-8", "replace")), start=1):
         if raw.strip():
             try:
                 value = json.loads(raw)

@@ -28,7 +28,7 @@ from arena.gamemaster.client import (
 from arena.gamemaster.early_exit import EarlyExitWatch, gone_before_connecting
 from arena.gamemaster.policy import ABSENT, CONTESTED, DISCONNECTED, GameLimits
 from arena.gamemaster.status import SHUTTING_DOWN
-from arena.record import dumps
+from arena.record import dumps, record_lines
 from arena.storage import FaultInfo, GameResult
 from arena.storage.models import BotVersion, utcnow
 from runner.launch import (
@@ -196,7 +196,7 @@ def _record_faults(record: str) -> list[FaultInfo]:
     """The faults of the record (RECORD.md: `fault` on a decided action, or on a line of its
     own), and its contested seats (a second Hello with a seat's token), as kind `contested`."""
     faults: list[FaultInfo] = []
-    for line in record.splitlines():
+    for line in record_lines(record):
         if '"fault"' not in line and '"contested"' not in line:
             continue
         try:

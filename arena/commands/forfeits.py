@@ -21,6 +21,7 @@ def print_forfeits(
     """For each forfeited game: which seat, why (the record's forfeit line) and the end of that
     seat's stderr; for each other seat with faults, how many and the first (a bot that faults
     without forfeiting only looks weak in the scores). Returns how many were forfeited."""
+    from arena.record import record_lines
     from arena.storage import repo
     from arena.storage.models import BotVersion
 
@@ -45,7 +46,7 @@ def print_forfeits(
         why = next(
             (
                 str(event.get("detail", "no reason given"))
-                for event in map(json.loads, record.splitlines())
+                for event in map(json.loads, record_lines(record))
                 if event.get("event") == "forfeit"
             ),
             "no forfeit line in the record",

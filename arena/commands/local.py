@@ -275,9 +275,10 @@ def _report_processes(
     import json
 
     from arena.agent import EXIT_REFUSED
+    from arena.record import record_lines
     from arena.summary import print_game, print_side_by_side
 
-    events = [[json.loads(line) for line in r.outcome.record.splitlines()[1:]] for r in results]
+    events = [[json.loads(line) for line in record_lines(r.outcome.record)[1:]] for r in results]
     seat_names = [[s.name for s in seats] for seats in layouts]
     if args.mirror:
         titles = [f"game 1 (seed {args.seed})", "game 2 (partnerships swapped)"]

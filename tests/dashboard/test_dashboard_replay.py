@@ -7,7 +7,13 @@ import json
 import pytest
 from flask.testing import FlaskClient
 
+from arena.play import play_game
+from arena.record import game_record
+from arena.rulesets import STANDARD
+from dashboard import records
 from dashboard.replay import build_replay, hand_starts
+from sample_agents.greedy_bot import GreedyPlayer
+from sample_agents.random_bot import RandomPlayer
 from tests.dashboard.fill import XSS_NOTE, Site
 from tests.dashboard.oracle import cards_mentioned, hands_after_decisions
 
@@ -264,3 +270,22 @@ def test_the_game_over_line_gives_the_winners_score_first() -> None:
     assert _end_text({"scores": [5, 5], "winner": None, "reason": "max_hands"}) == (
         "Game over: a draw at 5 to 5 (max_hands)"
     )
+
+
+@pytest.mark.parametrize("char", ["\u2028", "\u2029", "\x85"])
+def test_a_note_holding_a_unicode_line_break_replays_and_shows(char: str) -> None:
+    """JSON leaves U+2028, U+2029 and U+0085 unescaped in a string: still one line."""
+    game = play_game(
+        STANDARD, 5, [GreedyPlayer(), RandomPlayer(1), GreedyPlayer(), RandomPlayer(2)]
+    )
+    lines = [
+        json.loads(line) for line in game_record(game, ["a", "b", "c", "d"], "g").split("\n")[:-1]
+    ]
+    first = next(line for line in lines if line.get("event") == "action")
+    first["note"] = f"thinking{char}hard"
+    record = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+    assert char.encode() in record
+    assert build_replay("g", record).end == {k: v for k, v in lines[-1].items() if k != "event"}
+    parsed = records.parse(record)
+    assert parsed.problem is None
+    assert parsed.line_count == len(lines)

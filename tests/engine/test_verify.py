@@ -441,3 +441,22 @@ def test_what_python_reads_but_json_is_not_is_refused(
     # An escaped character that is one is read as it.
     lines[2] = _record().splitlines()[2][:-1] + ', "note": "\\u00e9t\\u00e9"}'
     assert verify_text("\n".join(lines)).decisions > 0
+
+
+# JSON leaves these unescaped inside a string; str.splitlines() ends a line at each.
+LINE_BREAKS_JSON_KEEPS = ["\u2028", "\u2029", "\x85"]
+
+
+def _with_raw_in_header(text: str, char: str) -> str:
+    """The record with seat 0's agent named around ``char``, written unescaped, as JSON may."""
+    head, rest = text.split("\n", 1)
+    header = json.loads(head)
+    header["seats"][0]["agent"] = f"bot{char}one"
+    return json.dumps(header, ensure_ascii=False) + "\n" + rest
+
+
+@pytest.mark.parametrize("char", LINE_BREAKS_JSON_KEEPS)
+def test_a_string_holding_a_unicode_line_break_is_one_line(char: str) -> None:
+    text = _with_raw_in_header(_record(), char)
+    assert char in text
+    assert verify_text(text).reason == json.loads(text.split("\n")[-2])["reason"]

@@ -363,3 +363,34 @@ def test_a_record_that_cannot_be_written_is_a_clear_error_not_a_traceback(tmp_pa
 def test_a_seat_is_named_after_its_program(command: list[str], name: str) -> None:
     # A Java bot was named after its class path's directory.
     assert short_name(command) == name
+
+
+_NOTING_BOT = """
+from arena.agent import run
+from sample_agents.random_bot import RandomPlayer
+
+
+class Noting(RandomPlayer):
+    def act(self, obs, legal):
+        return super().act(obs, legal), "one\\u2028two\\x85three"
+
+
+run(Noting())
+"""
+
+
+def test_a_note_holding_a_unicode_line_break_is_recorded_and_reported(tmp_path: Path) -> None:
+    # JSON keeps U+2028 and U+0085 unescaped in a string; the record is still one game per line.
+    bot = tmp_path / "noting_bot.py"
+    bot.write_text(_NOTING_BOT)
+    record = tmp_path / "game.jsonl"
+    seats = ["greedy", f"python {bot}", "greedy", "random"]
+    ruleset = '{"name": "standard", "max_hands": 1}'
+    result = arena(
+        "play", "--ruleset", ruleset, *[a for s in seats for a in ("--seat", s)],
+        "--output", str(record),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    text = record.read_text(encoding="utf-8")
+    assert "one\u2028two\x85three" in text
+    assert verify_text(text).hands == 1
