@@ -44,6 +44,11 @@ _RULE = {
     "forfeit": "RECORD.md: the result",
 }
 
+# Every line after the header is an event (RECORD.md lists no other kind); an unknown event is
+# one of the engine's derived lines and is passed over, a line with none is no part of a record.
+_NO_EVENT = 'a line with no "event" (a string): after the header every line is one (RECORD.md)'
+_SECOND_HEADER = "a second header: a record is one game, its header the first line only (RECORD.md)"
+
 # The most `arena verify` reads of one file. A game of max_hands 1,000 takes about 4 MB, and
 # with a 200-character note on every decision some 50 MB; past this it is no record (/dev/zero
 # or an endless pipe was read until memory ran out). Read in pieces of _READ_BYTES.
@@ -213,6 +218,8 @@ class _Replay:
             if ended:
                 raise self.fail("a line after the game_end line, which is the record's last")
             kind = line.get("event")
+            if not isinstance(kind, str):
+                raise self.fail(_NO_EVENT if "record" not in line else _SECOND_HEADER)
             ended = kind == "game_end"
             if _is_int(line.get("hand")):
                 self.hand = line["hand"]

@@ -191,6 +191,24 @@ def test_no_line_may_follow_the_result(extra: Any) -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("header", "line 3: a second header"),
+        ({"note": "no event"}, 'line 3: a line with no "event"'),
+        ({"event": 7, "hand": 1}, 'line 3: a line with no "event"'),
+    ],
+)
+def test_every_line_after_the_header_is_an_event(line: Any, said: str) -> None:
+    # RECORD.md: one header, first; a second one (say, of another game) is no line to pass over.
+    lines = _finished_record()
+    lines.insert(2, lines[0] if line == "header" else line)
+    with pytest.raises(RecordError, match=said):
+        verify_text(_text(lines))
+    lines[2] = {"event": "made-up", "hand": 1}  # an event of a kind verify does not know is fine
+    assert verify_text(_text(lines)).reason == lines[-1]["reason"]
+
+
+@pytest.mark.parametrize(
     ("change", "message"),
     [
         (lambda ls: ls[0].update(first_dealer=5), "first_dealer 5 is not a seat"),
