@@ -411,6 +411,11 @@ class _Replay:
                 f"({_RULE.get(expected['event'], 'RULES.md')})"
             )
         for field in _COMPARED.get(kind, ()):
+            if field in expected and field not in line:  # a draw's "winner": null is no absence
+                raise self.fail(
+                    f'{kind} line without "{field}", which RECORD.md requires '
+                    f"(re-playing gives {expected[field]!r})"
+                )
             if not _same(line.get(field), expected.get(field)):
                 raise self.fail(
                     f"{field} is {line.get(field)!r} but re-playing gives "

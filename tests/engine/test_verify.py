@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -478,3 +479,15 @@ def test_a_string_holding_a_unicode_line_break_is_one_line(char: str) -> None:
     text = _with_raw_in_header(_record(), char)
     assert char in text
     assert verify_text(text).reason == json.loads(text.split("\n")[-2])["reason"]
+
+
+def test_a_draw_must_say_winner_null_not_leave_it_out() -> None:
+    # RECORD.md: winner is a team or null for a draw, and every field it names must be there.
+    ruleset = dataclasses.replace(STANDARD, max_hands=2)
+    game = play_game(ruleset, 42, [RandomPlayer(42 + s) for s in range(4)])
+    assert game.winner is None  # this seed's two hands end level
+    lines = [json.loads(line) for line in game_record(game, AGENTS, "draw").splitlines()]
+    assert verify_text(_text(lines)).winner is None
+    del lines[-1]["winner"]
+    with pytest.raises(RecordError, match='game_end line without "winner", which RECORD.md'):
+        verify_text(_text(lines))
