@@ -200,11 +200,7 @@ class _Replay:
     def run(self) -> Verified:
         head = self.lines[0][1]
         ruleset, first_dealer = self._check_header(head)
-        deals = {
-            line.get("hand"): (number, line)
-            for number, line in self.lines[1:]
-            if line.get("event") == "deal"
-        }
+        deals = self._deals()
         self.full_pack = deck(ruleset.joker)
         self.game = game = Game(ruleset, head.get("seed", 0), first_dealer, self._provider(deals))
         self.events = game.events  # the engine's lines; the record is checked against them
@@ -259,6 +255,21 @@ class _Replay:
             winner=game.winner,
             reason=game.end_reason or "",
         )
+
+    def _deals(self) -> dict[int, tuple[int, dict[str, Any]]]:
+        """The deal lines by hand number, each with its line number; a deal whose hand is no
+        whole number is refused here (as a key of this table, a list or an object raised)."""
+        deals = {}
+        for number, line in self.lines[1:]:
+            if line.get("event") != "deal":
+                continue
+            if not _is_int(line.get("hand")):
+                self.line_number = number
+                raise self.fail(
+                    f"a deal line's hand must be a whole number, not {line.get('hand')!r}"
+                )
+            deals[line["hand"]] = (number, line)
+        return deals
 
     def _goes_on_to(self, hand: int) -> bool:
         """Whether a line after the current one is of ``hand`` or later, or ends the game: a

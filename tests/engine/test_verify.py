@@ -221,6 +221,14 @@ def test_every_line_after_the_header_is_an_event(line: Any, said: str) -> None:
         ),
         (lambda ls: ls.insert(3, {"event": "forfeit", "hand": 1, "seat": "x"}), "no seat 'x'"),
         (lambda ls: ls.insert(3, {"event": "forfeit", "hand": 1, "seat": 9}), "no seat 9"),
+        (
+            lambda ls: [x for x in ls if x.get("event") == "deal"][-1].update(hand=[2]),
+            r"a deal line's hand must be a whole number, not \[2\]",
+        ),
+        (
+            lambda ls: [x for x in ls if x.get("event") == "deal"][-1].update(hand={"n": 2}),
+            "a deal line's hand must be a whole number",
+        ),
     ],
 )
 def test_missing_or_impossible_fields_are_refused_not_crashed_on(
