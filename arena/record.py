@@ -32,9 +32,18 @@ def header(game: Game, agents: Sequence[str], game_id: str, **extra: Any) -> dic
 # One encoder for every line: json.dumps with options builds a new one per call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
+# Line ends to some line readers (Python's str.splitlines, among others) that JSON leaves
+# unescaped inside a string: a bot's note holding one would cut its line in two for them.
+_LINE_BREAKS = (("\u2028", "\\u2028"), ("\u2029", "\\u2029"), ("\u0085", "\\u0085"))
+
 
 def dumps(line: dict[str, Any]) -> str:
-    return _ENCODER.encode(line)
+    """One compact JSON line, with nothing in it that any reader takes for a line end."""
+    text = _ENCODER.encode(line)
+    if not text.isascii():
+        for char, escaped in _LINE_BREAKS:
+            text = text.replace(char, escaped)
+    return text
 
 
 def to_jsonl(head: dict[str, Any], events: Iterable[Event]) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
+from arena import record
 from arena.actions import ActionKind
 from arena.gamemaster.policy import DETAIL_MAX_CHARS, NOTE_MAX_CHARS, cut
 from arena.wire import pb
@@ -36,13 +37,10 @@ _PHASE_WORDS = {
 Line = dict[str, Any]
 
 
-# One encoder for every line: json.dumps with options builds a new one per call.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
 def dumps(line: Line) -> str:
-    """One compact JSON line (no spaces, so simple text tools can match `"type":"decision"`)."""
-    return _ENCODER.encode(line)
+    """One compact JSON line (no spaces, so simple text tools can match `"type":"decision"`),
+    with nothing in it that a bot's line reader may take for a line end."""
+    return record.dumps(line)
 
 
 def _opt(msg: Any, name: str) -> Any:

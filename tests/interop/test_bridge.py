@@ -172,6 +172,18 @@ def test_decision_lines_carry_the_whole_observation_with_nulls_for_absent_fields
     assert messages.dumps(line).startswith('{"type":"decision","request_id":1099511627776,')
 
 
+def test_a_name_holding_a_unicode_line_break_reaches_the_bot_on_one_line() -> None:
+    # Another seat's agent names itself; JSON leaves U+2028, U+2029 and U+0085 unescaped, and a
+    # bot reading lines with Python's splitlines() (or JavaScript's /\r?\n|\u2028/...) got two.
+    msg = pb.ServerMessage()
+    msg.welcome.agents.extend(["a\u2028b", "c\u2029d", "e\x85f", "plain é"])
+    line = messages.to_line(msg)
+    assert line is not None
+    text = messages.dumps(line)
+    assert len(text.splitlines()) == 1
+    assert json.loads(text)["agents"] == ["a\u2028b", "c\u2029d", "e\x85f", "plain é"]
+
+
 def test_event_lines_name_their_kind_and_keep_every_field() -> None:
     msg = pb.ServerMessage()
     msg.event.sequence = 5

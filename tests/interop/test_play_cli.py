@@ -380,7 +380,9 @@ run(Noting())
 
 
 def test_a_note_holding_a_unicode_line_break_is_recorded_and_reported(tmp_path: Path) -> None:
-    # JSON keeps U+2028 and U+0085 unescaped in a string; the record is still one game per line.
+    # JSON keeps U+2028 and U+0085 unescaped in a string, and str.splitlines() ends a line at
+    # each: `arena play` failed writing the record. They are written escaped, so that a reader
+    # splitting lines either way reads the same lines, and the note as the bot gave it.
     bot = tmp_path / "noting_bot.py"
     bot.write_text(_NOTING_BOT)
     record = tmp_path / "game.jsonl"
@@ -392,5 +394,7 @@ def test_a_note_holding_a_unicode_line_break_is_recorded_and_reported(tmp_path: 
     )  # fmt: skip
     assert result.returncode == 0, result.stderr + result.stdout
     text = record.read_text(encoding="utf-8")
-    assert "one\u2028two\x85three" in text
+    assert text.splitlines() == text.split("\n")[:-1]
+    notes = [json.loads(line).get("note") for line in text.splitlines()]
+    assert "one\u2028two\x85three" in notes
     assert verify_text(text).hands == 1
