@@ -51,10 +51,6 @@ class LRU:
         computing.set_result(value)
         return value
 
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
 
 def app_cache(name: str, size: int = 64) -> LRU:
     """The current app's cache called `name`, created on first use."""
