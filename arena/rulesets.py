@@ -109,10 +109,6 @@ class Ruleset:
     def __hash__(self) -> int:  # the points mapping is not hashable by itself
         return hash(repr(self.parameters()))
 
-    @property
-    def deck_size(self) -> int:
-        return 53 if self.joker else 52
-
     def point(self, key: str) -> int:
         return self.points.get(key, 0)
 
