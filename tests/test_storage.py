@@ -276,7 +276,7 @@ def test_bots_are_added_listed_and_disabled(database: Database) -> None:
     _add(database, "alpha")
     with database.session() as s:
         assert [b.name for b in repo.list_bots(s)] == ["alpha", "beta"]
-        repo.disable_bot(s, "beta")
+        repo.set_bot_disabled(s, "beta")
     with database.session() as s:
         assert repo.get_bot(s, "beta").disabled
         assert [b.name for b in repo.list_bots(s, include_disabled=False)] == ["alpha"]

@@ -135,9 +135,5 @@ def set_bot_disabled(session: Session, name: str, disabled: bool = True) -> Bot:
     return bot
 
 
-def disable_bot(session: Session, name: str) -> Bot:
-    return set_bot_disabled(session, name, True)
-
-
 def resolve_version_id(session: Session, key: VersionKey) -> int:
     return key if isinstance(key, int) else get_version(session, key).id

@@ -10,7 +10,6 @@ from __future__ import annotations
 from arena.storage.bots import (
     active_versions,
     add_bot_version,
-    disable_bot,
     find_bot,
     get_bot,
     get_version,
@@ -97,7 +96,6 @@ __all__ = [
     "append_history",
     "clear_history",
     "create_tournament",
-    "disable_bot",
     "fault_counts",
     "fault_kinds",
     "find_bot",

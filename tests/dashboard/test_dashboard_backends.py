@@ -133,7 +133,7 @@ def test_the_computed_leaderboard_shows_a_bot_disabled_after_it_was_cached(
     assert before["source"] == "computed"
     assert {r["bot"]: r["disabled"] for r in before["rows"]} == {"greedy": False, "random": False}
     with db.session() as session:
-        repo.disable_bot(session, "random")
+        repo.set_bot_disabled(session, "random")
     rows = client.get("/api/leaderboard").get_json()["rows"]
     assert {r["bot"]: r["disabled"] for r in rows} == {"greedy": False, "random": True}
     db.dispose()
