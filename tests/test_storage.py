@@ -638,10 +638,10 @@ def test_games_of_a_version_come_newest_first(database: Database) -> None:
             ]
             repo.record_game_set_result(s, f"{tid}-set-{index:05d}", games)
     with database.session() as s:
-        ids = [g.id for g in repo.list_games_for_version(s, "alpha@1")]
+        ids = [g.id for g in repo.list_games(s, bot_version="alpha@1")]
         assert ids == [f"{tid}-set-{i:05d}-g{n}" for i in (1, 0) for n in (1, 0)]
         assert len(repo.list_games(s, bot_version="beta@1", limit=3)) == 3
-        assert repo.list_games_for_version(s, "gamma@1") == []
+        assert repo.list_games(s, bot_version="gamma@1") == []
         assert [f.kind for f in repo.list_faults_for_version(s, "beta@1")] == ["timeout"] * 2
         assert repo.list_faults_for_version(s, "alpha@1") == []
 

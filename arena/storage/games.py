@@ -230,12 +230,6 @@ def list_games(
     return list(session.scalars(query))
 
 
-def list_games_for_version(
-    session: Session, bot_version: VersionKey, *, limit: int = 100, offset: int = 0
-) -> list[Game]:
-    return list_games(session, bot_version=bot_version, limit=limit, offset=offset)
-
-
 def fault_counts(session: Session, tournament_id: str) -> dict[int, int]:
     """Faults in a tournament's games, by bot version id (versions with none left out)."""
     query = (
