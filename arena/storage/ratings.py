@@ -135,12 +135,6 @@ def store_rating_pass(
     session.commit()
 
 
-def clear_history(session: Session, ruleset: str) -> None:
-    """Drop a ruleset's history, for a rater that recomputes it from the start."""
-    session.execute(delete(RatingHistory).where(RatingHistory.ruleset == ruleset))
-    session.commit()
-
-
 def rating_history(session: Session, bot_version: VersionKey, ruleset: str) -> list[RatingHistory]:
     query = (
         select(RatingHistory)

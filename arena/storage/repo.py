@@ -32,7 +32,6 @@ from arena.storage.games import (
 )
 from arena.storage.ratings import (
     append_history,
-    clear_history,
     get_ratings,
     next_rated_seq,
     place_in_rating_order,
@@ -93,7 +92,6 @@ __all__ = [
     "active_versions",
     "add_bot_version",
     "append_history",
-    "clear_history",
     "create_tournament",
     "fault_counts",
     "fault_kinds",
