@@ -7,6 +7,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from arena.commands.table import print_table
+
 if TYPE_CHECKING:
     from arena.storage import Bot, BotVersion, Database, Fault
 
@@ -105,7 +107,7 @@ def _list(args: argparse.Namespace) -> int:
                     "disabled" if bot.disabled else "enabled",
                 )
             )
-        _print_table(rows)
+        print_table(rows)
     return 0
 
 
@@ -193,11 +195,3 @@ def _bot_json(bot: Bot, *, versions: bool) -> dict[str, Any]:
             for v in bot.versions
         ]
     return out
-
-
-def _print_table(rows: list[tuple[str, ...]]) -> None:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print(
-            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        )

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from arena.commands.table import print_table
+
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
@@ -80,10 +82,8 @@ def _show(args: argparse.Namespace) -> int:
                     str(r.forfeits),
                 )
             )
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     print(f"ratings, ruleset {ruleset}")
-    for row in table:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    print_table(table)
     return 0
 
 

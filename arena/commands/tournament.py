@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arena.commands.table import print_table
 from arena.commands.types import whole_number
 from arena.config import UINT32_MAX, why_no_directory
 from arena.errors import ArenaError
@@ -259,9 +260,7 @@ def _list(args: argparse.Namespace) -> int:
                     f"{t.created:%Y-%m-%d %H:%M}",
                 )
             )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    print_table(rows)
     return 0
 
 
