@@ -374,18 +374,14 @@ def _migrate(engine: Engine) -> None:
             conn.execute(insert(SchemaVersion).values(id=1, version=SCHEMA_VERSION))
         elif version > SCHEMA_VERSION:
             raise _too_new(version)
-        else:
-            if version < SCHEMA_VERSION:
-                # Said, because the processes of the older arena must not run on (running.md).
-                log.warning(
-                    "upgrading the database schema from version %d to %d", version, SCHEMA_VERSION
-                )
+        elif version < SCHEMA_VERSION:
+            # Said, because the processes of the older arena must not run on (running.md).
+            log.warning(
+                "upgrading the database schema from version %d to %d", version, SCHEMA_VERSION
+            )
             for step in MIGRATIONS[version:]:
                 step(conn)
-            if version < SCHEMA_VERSION:
-                conn.execute(
-                    update(SchemaVersion)
-                    .where(SchemaVersion.id == 1)
-                    .values(version=SCHEMA_VERSION)
-                )
+            conn.execute(
+                update(SchemaVersion).where(SchemaVersion.id == 1).values(version=SCHEMA_VERSION)
+            )
         conn.commit()
