@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -178,11 +178,10 @@ class Database:
         """'sqlite' or 'postgresql'."""
         return self.engine.dialect.name
 
-    @contextmanager
-    def session(self) -> Iterator[Session]:
-        """A session closed on exit; repository write functions commit themselves."""
-        with self.sessions() as session:
-            yield session
+    def session(self) -> Session:
+        """A new session, closed on leaving its `with`; repository write functions commit
+        themselves."""
+        return self.sessions()
 
     def schema_version(self) -> int:
         with self.engine.connect() as conn:
