@@ -54,15 +54,15 @@ def builtin_seat(name: str) -> SeatSpec:
     return SeatSpec(name, (sys.executable, "-m", f"sample_agents.{name}_bot"))
 
 
-def command_seat(command: str, name: str | None = None) -> SeatSpec:
+def command_seat(command: str) -> SeatSpec:
     """A seat from a command line, as a user types it, optionally ``NAME=COMMAND``.
 
     A leading ``python``/``python3`` becomes this arena's Python and a leading ``arena`` this
     arena's CLI, so `--seat 'python -m sample_agents.greedy_bot'` works without an activated venv.
     Without a NAME, the record names the seat after the script or module it runs.
     """
-    named = _NAMED.match(command)
-    if named and name is None:
+    name = None
+    if named := _NAMED.match(command):
         name, command = named.group(1), named.group(2)
     try:
         argv = shlex.split(command)
