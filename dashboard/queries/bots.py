@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import case, func, or_, select
@@ -10,10 +9,8 @@ from sqlalchemy.orm import Session
 
 from arena.ratings.pairs import likelihood_of_superiority
 from arena.storage import BotVersion, Game, NotFound, Rating, RatingHistory, repo
-from dashboard.queries.common import check_ruleset, iso, version_labels
+from dashboard.queries.common import Cache, check_ruleset, iso, version_labels
 from dashboard.queries.games import game_rows
-
-Cache = Callable[[Any, Callable[[], Any]], Any]
 
 CHART_POINTS = 400
 RECENT_GAMES = 20

@@ -1,8 +1,9 @@
-"""Helpers shared by the queries: version labels, times, pages."""
+"""Helpers shared by the queries: version labels, times, pages, the cache they are handed."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,6 +15,9 @@ from arena.rulesets import RULESETS
 from arena.storage import Bot, BotVersion, NotFound, Rating, Tournament
 
 DEFAULT_RULESET = "standard"
+
+# A cache's get_or_compute(key, compute), as views hand it to the queries (dashboard/cache.py).
+Cache = Callable[[Any, Callable[[], Any]], Any]
 
 
 @dataclass(frozen=True)

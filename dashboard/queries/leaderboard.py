@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +12,7 @@ from arena.ratings import RatingError, bradley_terry, elo_ratings, rank_key
 from arena.storage import Bot, BotVersion, Game, Rating, RatingHistory, repo
 from dashboard.queries.common import (
     DEFAULT_RULESET,
+    Cache,
     check_ruleset,
     finite,
     iso,
@@ -21,8 +21,6 @@ from dashboard.queries.common import (
 )
 
 SPARKLINE_POINTS = 100
-
-Cache = Callable[[Any, Callable[[], Any]], Any]
 
 
 def leaderboard(

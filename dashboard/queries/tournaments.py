@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,10 +12,8 @@ from arena.pace import elapsed_and_eta, pace_words
 from arena.ratings import RatingError, Sprt, bradley_terry
 from arena.ratings.pairs import likelihood_of_superiority
 from arena.storage import Game, GameSet, Progress, Tournament, repo
-from dashboard.queries.common import Page, finite, iso, version_labels
+from dashboard.queries.common import Cache, Page, finite, iso, version_labels
 from dashboard.queries.games import game_rows
-
-Cache = Callable[[Any, Callable[[], Any]], Any]
 
 
 def _progress_dict(progress: Progress) -> dict[str, Any]:

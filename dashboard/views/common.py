@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from flask import abort, current_app, request
 
 from arena.errors import BadRuleset
 from arena.rulesets import as_stored, ruleset_parameters
 from dashboard.cache import app_cache
+from dashboard.queries.common import Cache
 
 
-def cached(name: str, size: int = 64) -> Callable[[Any, Callable[[], Any]], Any]:
+def cached(name: str, size: int = 64) -> Cache:
     return app_cache(name, size).get_or_compute
 
 
