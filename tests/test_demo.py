@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pty
 import re
 import signal
 import subprocess
@@ -95,6 +96,37 @@ def test_demo_runs_a_round_robin_and_stops_every_process(tmp_path: Path) -> None
     workers_log = (tmp_path / "data" / "logs" / "workers.log").read_text()
     assert f"process agents dial unix:{sock}, with no network of their own" in workers_log
     assert not sock.exists()
+
+
+def test_the_demos_eta_on_a_terminal_counts_the_seconds_left(tmp_path: Path) -> None:
+    # Regression: the live line took time.time() less a time.monotonic() start as the time so
+    # far, and showed "ETA 8981609898s" for a small demo.
+    main, child = pty.openpty()  # the live line is drawn on a terminal only
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "demo", "--games", "small", "--no-serve"],
+        env=_demo_env(tmp_path),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=child,
+        stderr=child,
+    )
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the demo has closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main)
+    assert demo.wait(timeout=600) == 0
+    out = b"".join(chunks).decode(errors="replace")
+    seconds = [(int(took), int(left)) for took, left in re.findall(r"(\d+)s ETA (\d+)s", out)]
+    assert seconds, out  # a set was settled before the last
+    assert all(left <= 10 * max(took, 1) for took, left in seconds), seconds  # 6 sets: <= 5x
+    _assert_nothing_left(tmp_path, out)
 
 
 def test_demo_without_node_plays_the_other_sample_bots_and_says_why(tmp_path: Path) -> None:

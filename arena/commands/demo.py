@@ -237,14 +237,15 @@ def _run_round_robin(db: Database, stack: Stack, args: argparse.Namespace, refs:
         stack.check()
         with db.session() as session:
             progress = repo.tournament_progress(session, tournament.id)
-        eta = eta_seconds(started, progress.done + progress.failed, progress.total)
+        now = time.monotonic()  # the clock of `started`: eta_seconds would read time.time()
+        eta = eta_seconds(started, progress.done + progress.failed, progress.total, now)
         eta_text = f" ETA {eta:.0f}s" if eta is not None and not progress.finished else ""
         line = (
             progress_bar(progress.done, progress.failed, progress.total)
             + f" {progress.done + progress.failed}/{progress.total} sets"
             + (f", {progress.failed} failed" if progress.failed else "")
             # A terminal gets a live clock; a log gets a line per finished set.
-            + (f", {time.monotonic() - started:.0f}s{eta_text}" if tty else "")
+            + (f", {now - started:.0f}s{eta_text}" if tty else "")
         )
         if line != last:
             print(("\r\x1b[2K" if tty else "") + line, end="" if tty else "\n", flush=True)
