@@ -51,17 +51,18 @@ class RegistrationRefused(ArenaError):
 
 @dataclass(frozen=True)
 class Manifest:
-    """A checked bot.toml. `command` is split into words; `directory` is absolute."""
+    """A checked bot.toml. `command` is split into words; `directory` is absolute; `raw` is
+    the file's table as read (stored as the version's manifest)."""
 
     name: str
     version: str
     author: str
     language: str
     directory: Path
+    raw: dict[str, Any]
     command: tuple[str, ...] | None = None
     image: str | None = None
     description: str = ""
-    raw: dict[str, Any] | None = None
 
     @property
     def ref(self) -> str:
@@ -137,10 +138,10 @@ def parse_manifest(data: dict[str, Any], bot_dir: Path, *, source: str = MANIFES
         author=fields["author"],
         language=fields["language"],
         directory=bot_dir,
+        raw=data,
         command=command,
         image=image,
         description=description,
-        raw=data,
     )
 
 
@@ -285,7 +286,7 @@ def register_bot(session: Session, directory: str | os.PathLike[str]) -> BotVers
             version=manifest.version,
             author=manifest.author,
             language=manifest.language,
-            manifest=manifest.raw or {},
+            manifest=manifest.raw,
             directory=str(manifest.directory),
             command=list(manifest.command) if manifest.command is not None else None,
             image=manifest.image,
