@@ -20,10 +20,10 @@ from arena.game import Deal, Event, Game
 from arena.observation import observe
 from arena.record import record_lines, ruleset_of
 from arena.summary import outcome
+from dashboard.formatting import SUIT_SYMBOLS
 
 FULL = "full"
 PERSPECTIVES = (FULL, "0", "1", "2", "3")
-SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 # Every decision but a `keep` is public: bids, passes, trump, cards given face up, cards played.
 PRIVATE_ACTIONS = ("keep",)
 
