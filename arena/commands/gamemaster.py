@@ -77,7 +77,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _gamemaster(args: argparse.Namespace) -> int:
     from arena.gamemaster.policy import GameLimits
     from arena.gamemaster.server import DEFAULT_MAX_GAMES, serve
-    from arena.gamemaster.unix_socket import SocketUnusable
 
     logging.basicConfig(
         level=args.log_level,
@@ -105,7 +104,5 @@ def _gamemaster(args: argparse.Namespace) -> int:
             socket_path=(env("ARENA_GAME_MASTER_SOCKET") if args.socket is None else args.socket)
             or None,
         )
-    except SocketUnusable as exc:
-        raise ConfigError(str(exc)) from None
-    except OSError as exc:  # the port is taken, or not an address of this machine
+    except OSError as exc:  # a port taken or not this machine's; a SocketUnusable
         raise ConfigError(str(exc)) from None
