@@ -345,7 +345,6 @@ def tournaments_progress(
             failed=counts[t.id].get(SetState.FAILED.value, 0),
             running=counts[t.id].get(SetState.RUNNING.value, 0),
             queued=counts[t.id].get(SetState.QUEUED.value, 0),
-            by_state=counts[t.id],
             silent=silent.get(t.id, 0),
         )
         for t in tournaments

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from arena.storage.errors import NotFound
@@ -97,7 +97,6 @@ class Progress:
     failed: int = 0
     running: int = 0
     queued: int = 0
-    by_state: Mapping[str, int] = field(default_factory=dict)
     silent: int = 0  # of the running sets, those with no sign of life for SET_BEAT_FRESH
 
     @property
