@@ -246,9 +246,10 @@ def _list(args: argparse.Namespace) -> int:
         if not tournaments:
             print("no tournaments yet; create one with `arena tournament create`")
             return 0
+        progresses = repo.tournaments_progress(session, tournaments)
         rows = [("ID", "FORMAT", "RULESET", "STATE", "SETS", "DONE", "CREATED")]
         for t in tournaments:
-            progress = repo.tournament_progress(session, t.id)
+            progress = progresses[t.id]
             rows.append(
                 (
                     t.id,
