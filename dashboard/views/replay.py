@@ -6,11 +6,12 @@ import gzip
 import json
 import threading
 
-from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request
+from flask import Blueprint, Response, abort, current_app, render_template, request
 from flask.typing import ResponseReturnValue
 
 from arena.storage import repo
 from dashboard.db import session
+from dashboard.errors import error_response
 from dashboard.queries.games import game_page
 from dashboard.replay import FULL, PERSPECTIVES, Replay, ReplayError, build_replay, hand_starts
 from dashboard.views.common import cached
@@ -78,7 +79,7 @@ def api(game_id: str) -> ResponseReturnValue:
     try:
         replay = _replay(game_id)
     except ReplayError as exc:
-        return jsonify({"error": "Unplayable record", "message": str(exc), "status": 422}), 422
+        return error_response(422, "Unplayable record", str(exc))
     # Frames repeat most of the state from one to the next: gzip makes them 30 times smaller.
     gzipped = request.accept_encodings.quality("gzip") > 0  # "gzip;q=0" means no gzip
     response = Response(replay.body(perspective, gzipped), mimetype="application/json")
