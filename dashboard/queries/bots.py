@@ -51,9 +51,9 @@ def _games_fingerprint(session: Session, version_id: int) -> tuple[int, ...]:
 def bot_page(
     session: Session,
     name: str,
-    version: str | None = None,
-    ruleset: str | None = None,
-    cache: Cache | None = None,
+    version: str | None,
+    ruleset: str | None,
+    cache: Cache,
 ) -> dict[str, Any]:
     bot = repo.get_bot(session, name)
     if not bot.versions:
@@ -87,7 +87,7 @@ def bot_page(
     # Head to head and recent games are those of the ruleset shown, like ratings and history:
     # scores of different rules do not add up.
     key = ("bot-games", vid, chosen, _games_fingerprint(session, vid))
-    games = cache(key, games_part) if cache else games_part()
+    games = cache(key, games_part)
     return {
         "bot": bot.name,
         "author": bot.author,
@@ -139,7 +139,7 @@ def _ratings(session: Session, version_id: int) -> list[dict[str, Any]]:
 
 
 def _cached_history(
-    session: Session, version_id: int, ruleset: str, cache: Cache | None
+    session: Session, version_id: int, ruleset: str, cache: Cache
 ) -> list[dict[str, Any]]:
     """History is only appended to, so its last id for the version identifies it."""
     last = session.scalar(
@@ -147,8 +147,6 @@ def _cached_history(
             RatingHistory.bot_version_id == version_id, RatingHistory.ruleset == ruleset
         )
     )
-    if cache is None:
-        return _history(session, version_id, ruleset)
     key = ("bot-history", version_id, ruleset, last)
     found: list[dict[str, Any]] = cache(key, lambda: _history(session, version_id, ruleset))
     return found

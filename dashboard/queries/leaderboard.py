@@ -23,9 +23,7 @@ from dashboard.queries.common import (
 SPARKLINE_POINTS = 100
 
 
-def leaderboard(
-    session: Session, ruleset: str | None, cache: Cache | None = None
-) -> dict[str, Any]:
+def leaderboard(session: Session, ruleset: str | None, cache: Cache) -> dict[str, Any]:
     """Ranked rows for `ruleset` (default: the most rated one), best Bradley–Terry rating first."""
     available = rulesets(session)
     if ruleset:
@@ -46,7 +44,7 @@ def leaderboard(
         def compute() -> list[dict[str, Any]]:
             return _computed(session, chosen)
 
-        rows = cache(key, compute) if cache else compute()
+        rows = cache(key, compute)
     return {"ruleset": chosen, "rulesets": available, "source": source, "rows": rows}
 
 
@@ -59,7 +57,7 @@ def _rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _sparklines(
-    session: Session, games: list[tuple[int, int]], ruleset: str, cache: Cache | None
+    session: Session, games: list[tuple[int, int]], ruleset: str, cache: Cache
 ) -> dict[int, list[float]]:
     """The last Elo points of each version in `games`, (version id, games rated) of each row of
     the rating table. A rating pass that adds history changes those counts in the same commit,
@@ -69,13 +67,11 @@ def _sparklines(
     def compute() -> dict[int, list[float]]:
         return {vid: _history_tail(session, vid, ruleset) for vid, _ in games}
 
-    if cache is None:
-        return compute()
     found: dict[int, list[float]] = cache(("sparklines", ruleset, tuple(games)), compute)
     return found
 
 
-def _stored(session: Session, ruleset: str, cache: Cache | None = None) -> list[dict[str, Any]]:
+def _stored(session: Session, ruleset: str, cache: Cache) -> list[dict[str, Any]]:
     query = (
         select(Rating, Bot.name, BotVersion.version, Bot.disabled)
         .join(BotVersion, BotVersion.id == Rating.bot_version_id)

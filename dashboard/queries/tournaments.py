@@ -123,7 +123,7 @@ def _waiting(session: Session, t: Tournament, progress: Progress) -> str | None:
 
 
 def tournament_page(
-    session: Session, tournament_id: str, page: int, size: int, cache: Cache | None = None
+    session: Session, tournament_id: str, page: int, size: int, cache: Cache
 ) -> dict[str, Any]:
     t = repo.get_tournament(session, tournament_id)
     progress = repo.tournaments_progress(session, [t])[t.id]
@@ -133,7 +133,7 @@ def tournament_page(
     def compute() -> dict[str, Any]:
         return {**_table(session, t.id), "sprt": match_test(session, t)}
 
-    table = cache(key, compute) if cache else compute()
+    table = cache(key, compute)
     games_total = int(table["game_count"])
     pager = Page(page, size, games_total)
     games_query = (
