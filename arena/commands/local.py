@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.commands.types import non_negative_int, positive_int
-from arena.config import why_no_directory
+from arena.commands.types import whole_number
+from arena.config import UINT32_MAX, why_no_directory
 from arena.errors import ArenaError
 from arena.exit_status import how_it_ended
 
@@ -76,12 +76,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--decision-ms",
-        type=positive_int,
+        type=whole_number(1, UINT32_MAX),
         help="process seats: time per decision (ARENA_DECISION_MS)",
     )
     p.add_argument(
         "--bank-ms",
-        type=non_negative_int,
+        type=whole_number(0, UINT32_MAX),
         help="process seats: time bank per seat per game (ARENA_BANK_MS)",
     )
     p.add_argument(

@@ -40,10 +40,5 @@ def seconds(text: str) -> float:
 
 
 def positive_int(text: str) -> int:
-    """A whole number of at least 1 (--sets, --threads, --workers)."""
+    """A whole number of at least 1 (demo's --workers)."""
     return _whole_number(text, 1)
-
-
-def non_negative_int(text: str) -> int:
-    """A whole number of at least 0 (--bank-ms)."""
-    return _whole_number(text, 0)

@@ -301,6 +301,15 @@ def test_an_aborted_game_blames_only_the_seats_that_failed() -> None:
         (["--ruleset", '{"name": "standard", "colour": 1}'], "unknown ruleset parameters"),
         (["--processes", "--decision-ms", "0"], "--decision-ms: must be at least 1, not 0"),
         (["--processes", "--bank-ms", "-1"], "--bank-ms: must be at least 0, not -1"),
+        # more than the wire's uint32 limits hold made a ValueError traceback
+        (
+            ["--processes", "--decision-ms", "4294967296"],
+            "--decision-ms: must be at most 4294967295, not 4294967296",
+        ),
+        (
+            ["--processes", "--bank-ms", "4294967296"],
+            "--bank-ms: must be at most 4294967295, not 4294967296",
+        ),
         (
             ["--seat", "gredy"] + ["--seat", "greedy"] * 3,
             "--seat 'gredy' is neither a built-in player (random, greedy) nor a program on PATH",
