@@ -159,6 +159,8 @@ def test_demo_without_node_plays_the_other_sample_bots_and_says_why(tmp_path: Pa
     ("flag", "message"),
     [
         ("--workers=0", "--workers: must be at least 1, not 0"),
+        # arena worker's bound: the demo started its services before the workers refused it
+        ("--workers=257", "--workers: must be at most 256, not 257"),
         ("--games=huge", "invalid choice: 'huge'"),
         ("--game-master=nonsense", "--game-master 'nonsense': write it as HOST:PORT"),
     ],

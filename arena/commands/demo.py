@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.commands.signals import ignore_stopping, stop_like_ctrl_c
-from arena.commands.types import positive_int
+from arena.commands.types import whole_number
+from arena.commands.worker import MAX_WORKERS
 
 if TYPE_CHECKING:
     from arena.storage import Database
@@ -43,7 +44,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="tournament size: duplicate sets per pair small=1, normal=3, large=10",
     )
     p.add_argument("--ruleset", default="standard", help="ruleset (default standard)")
-    p.add_argument("--workers", type=positive_int, default=2, help="worker processes (default 2)")
+    p.add_argument(
+        "--workers",
+        type=whole_number(1, MAX_WORKERS),
+        default=2,
+        help="worker processes (default 2)",
+    )
     p.add_argument(
         "--listen", default=None, help="dashboard address (default ARENA_DASHBOARD_LISTEN)"
     )

@@ -6,23 +6,19 @@ import argparse
 from collections.abc import Callable
 
 
-def _whole_number(text: str, minimum: int, maximum: int | None = None) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
-    if maximum is not None and value > maximum:
-        raise argparse.ArgumentTypeError(f"must be at most {maximum}, not {value}")
-    return value
-
-
 def whole_number(minimum: int, maximum: int) -> Callable[[str], int]:
     """An argparse type: a whole number from `minimum` to `maximum`."""
 
     def parse(text: str) -> int:
-        return _whole_number(text, minimum, maximum)
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum}, not {value}")
+        return value
 
     parse.__name__ = "whole number"  # argparse names the type in its message
     return parse
@@ -37,8 +33,3 @@ def seconds(text: str) -> float:
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
     return value
-
-
-def positive_int(text: str) -> int:
-    """A whole number of at least 1 (demo's --workers)."""
-    return _whole_number(text, 1)

@@ -7,6 +7,8 @@ import logging
 
 from arena.commands.types import seconds, whole_number
 
+MAX_WORKERS = 256  # worker processes one `arena worker` (or `arena demo`) supervises
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     worker = subparsers.add_parser(
@@ -19,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "Ctrl-C or SIGTERM: finish the sets being played, then stop (twice: stop now).",
     )
     worker.add_argument(
-        "--count", type=whole_number(1, 256), default=1, help="worker processes (default 1)"
+        "--count", type=whole_number(1, MAX_WORKERS), default=1, help="worker processes (default 1)"
     )
     worker.add_argument("--queue", default=None, help="queue name (default ARENA_QUEUE)")
     worker.add_argument(
