@@ -48,7 +48,8 @@ def env(name: str) -> str:
 UINT32_MAX = 2**32 - 1
 
 
-def env_int(name: str, minimum: int = 0, maximum: int = UINT32_MAX) -> int:
+def env_int(name: str, minimum: int) -> int:
+    """The variable as a whole number from `minimum` to UINT32_MAX (it is a wire limit)."""
     raw = env(name)
     try:
         value = int(raw)
@@ -56,8 +57,8 @@ def env_int(name: str, minimum: int = 0, maximum: int = UINT32_MAX) -> int:
         raise ConfigError(f"{name}={raw!r} is not a whole number") from None
     if value < minimum:
         raise ConfigError(f"{name}={value} must be at least {minimum}")
-    if value > maximum:
-        raise ConfigError(f"{name}={value} must be at most {maximum}")
+    if value > UINT32_MAX:
+        raise ConfigError(f"{name}={value} must be at most {UINT32_MAX}")
     return value
 
 
