@@ -81,9 +81,8 @@ class Page:
 
 def rulesets(session: Session) -> list[str]:
     """Rulesets that have ratings or tournaments: standard first, then the most used first."""
-    counts: dict[str, int] = {}
-    for name, n in session.execute(select(Rating.ruleset, func.count()).group_by(Rating.ruleset)):
-        counts[name] = counts.get(name, 0) + int(n)
+    rated = select(Rating.ruleset, func.count()).group_by(Rating.ruleset)
+    counts = {name: int(n) for name, n in session.execute(rated)}
     for (name,) in session.execute(select(Tournament.ruleset).distinct()):
         counts.setdefault(name, 0)
     return sorted(counts, key=lambda r: (r != DEFAULT_RULESET, -counts[r], r))
