@@ -590,9 +590,10 @@ def unsettled_sets(session: Session) -> list[tuple[str, str, int, datetime | Non
     ]
 
 
-def eta_seconds(started: float, done: int, total: int, now: float | None = None) -> float | None:
-    """Remaining seconds at the pace so far; None before the first set is done."""
+def eta_seconds(started: float, done: int, total: int, now: float) -> float | None:
+    """Remaining seconds at the pace so far; None before the first set is done. `now` on the
+    clock `started` was read on (a default of time.time() against a monotonic start made
+    the demo's ETA some 9e9 s)."""
     if done <= 0 or total <= done:
         return None if done <= 0 else 0.0
-    elapsed = (now if now is not None else time.time()) - started
-    return elapsed / done * (total - done)
+    return (now - started) / done * (total - done)

@@ -243,7 +243,7 @@ def _run_round_robin(db: Database, stack: Stack, args: argparse.Namespace, refs:
         stack.check()
         with db.session() as session:
             progress = repo.tournament_progress(session, tournament.id)
-        now = time.monotonic()  # the clock of `started`: eta_seconds would read time.time()
+        now = time.monotonic()
         eta = eta_seconds(started, progress.done + progress.failed, progress.total, now)
         eta_text = f" ETA {eta:.0f}s" if eta is not None and not progress.finished else ""
         line = (

@@ -196,6 +196,7 @@ def _settle(
     """Settle the sets the match will not play, so that it finishes. After the SPRT decided
     (`played` sets), those not started leave the plan: the match did not need them. A match
     stopped (Ctrl-C, `kill`, an error; `played` None) marks what it did not play as failed."""
+    from arena.commands.tournament import count_sets
     from arena.storage import repo
     from runner.tournament import finish_if_done
 
@@ -215,7 +216,7 @@ def _settle(
             started = len(unplayed) - repo.drop_unstarted_sets(session, tournament_id, unplayed)
             if started:
                 print(
-                    f"note: {started} more set(s) had started on the workers when the test "
+                    f"note: {count_sets(started)} more had started on the workers when the test "
                     "decided: they are played to the end and count in the ratings, not in the "
                     "test"
                 )

@@ -195,7 +195,7 @@ def _retry(args: argparse.Namespace) -> int:
     if not ids:
         print(f"tournament {args.tournament_id} has no failed sets")
         return 0
-    print(f"tournament {args.tournament_id}: {len(ids)} failed set(s) queued again")
+    print(f"tournament {args.tournament_id}: queued again {count_sets(len(ids))} that had failed")
     print(f"follow it with: arena tournament status {args.tournament_id} --follow")
     return 0
 
@@ -400,7 +400,7 @@ def _status(args: argparse.Namespace) -> int:
         if tty:
             print()
         if progress.failed:
-            print(f"{progress.failed} set(s) failed: {retry_hint(t)}")
+            print(f"{count_sets(progress.failed)} failed: {retry_hint(t)}")
             _print_failures(db, t.id)
         if progress.finished:
             _print_results(db, t.id)
@@ -448,7 +448,7 @@ def _print_failures(db: Database, tournament_id: str, most: int = 3) -> None:
             s.error for s in repo.list_game_sets(session, tournament_id, state="failed")
         )
     for error, sets in errors.most_common(most):
-        print(f"  {sets} set(s): {error or 'no reason recorded'}")
+        print(f"  {count_sets(sets)}: {error or 'no reason recorded'}")
     if len(errors) > most:
         print(f"  and {len(errors) - most} other error(s): the dashboard lists each set's")
 

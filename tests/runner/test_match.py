@@ -13,6 +13,7 @@ from typing import IO, Any
 
 import pytest
 
+from arena.commands.tournament import count_sets
 from arena.storage import open_database, repo
 from tests.runner.conftest import ARENA, BOTS, QUICK, ROOT, SAMPLE_BOTS, arena
 
@@ -170,7 +171,10 @@ def test_a_match_stopped_by_sigterm_settles_its_sets(
     assert f"`arena tournament status {tournament_id}`" in out
     status = arena(arena_env, "tournament", "status", tournament_id).stdout
     # It said to run the match again, which plays a new match, not these sets.
-    assert f"{len(failed)} set(s) failed: a match's sets are not played again: run a new " in status
+    assert (
+        f"{count_sets(len(failed))} failed: a match's sets are not played again: run a new "
+        in status
+    )
     from dashboard import create_app
 
     client = create_app({"DATABASE_URL": arena_env["ARENA_DATABASE_URL"]}).test_client()
@@ -217,7 +221,7 @@ def test_sets_already_started_when_the_test_decided_are_said_to_play_on(
         with db.session() as session:
             assert [s.id for s in repo.list_game_sets(session, t.id)] == set_ids[:1] + set_ids[2:3]
     assert capsys.readouterr().out == (
-        "note: 1 more set(s) had started on the workers when the test decided: they are played "
+        "note: 1 set more had started on the workers when the test decided: they are played "
         "to the end and count in the ratings, not in the test\n"
     )
 

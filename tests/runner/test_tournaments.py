@@ -252,12 +252,12 @@ def test_retry_queues_failed_sets_again_and_the_tournament_finishes(
     assert _state(arena_env, tid) == "failed"
     status = arena(arena_env, "tournament", "status", tid)
     assert (
-        f"2 set(s) failed: `arena tournament retry {tid}` queues them again, once what failed "
-        "them is fixed\n  2 set(s): gave up after 3 attempts\n"
+        f"2 sets failed: `arena tournament retry {tid}` queues them again, once what failed "
+        "them is fixed\n  2 sets: gave up after 3 attempts\n"
     ) in status.stdout, status.stdout
     retried = arena(arena_env, "tournament", "retry", tid)
     assert retried.returncode == 0, retried.stderr
-    assert f"tournament {tid}: 2 failed set(s) queued again" in retried.stdout
+    assert f"tournament {tid}: queued again 2 sets that had failed" in retried.stdout
     assert _state(arena_env, tid) == "running"
     workers.start(count=1)
     wait_for(lambda: _state(arena_env, tid) == "finished", 120, "the retried sets")
