@@ -783,7 +783,7 @@ def test_a_disabled_bot_is_greyed_but_readable(tab: Tab, live_server: LiveServer
     with open_database(live_server.site.url) as db:
         add_bot(db, name, "9" * 64)
         with db.session() as s:
-            repo.disable_bot(s, name)
+            repo.set_bot_disabled(s, name)
     tab.page.goto(live_server.base + "/bots")
     row = tab.page.locator("table.data tr.disabled")
     assert row.count() == 1 and row.locator(".tag").inner_text() == "disabled"
