@@ -3,6 +3,7 @@ the replay viewer's controls and perspectives, and user text shown as text."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -107,6 +108,16 @@ def _replay_state(page: Any) -> dict[str, Any]:
         }"""
     )
     return state
+
+
+@contextlib.contextmanager
+def _page(browser: Any, width: int, height: int) -> Iterator[Any]:
+    """A page of its own browser context, `width` x `height` (a phone's, say), closed after."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
 
 
 def _open_replay(tab: Tab, base: str, game_id: str) -> None:
@@ -470,9 +481,7 @@ def _finish_a_pending_set(url: str) -> None:
 def test_pages_fit_a_phone_screen(browser: Any, live_server: LiveServer, path: str) -> None:
     # At 375 px the tables made pages up to 1,700 px wide, and the menu's last links fell off
     # the header (white on grey): now wide tables scroll in their own box and the menu wraps.
-    context = browser.new_context(viewport={"width": 375, "height": 800})
-    try:
-        page = context.new_page()
+    with _page(browser, 375, 800) as page:
         page.goto(live_server.base + path)
         if path.endswith("/replay"):
             page.wait_for_selector("#replay.ready")
@@ -492,8 +501,6 @@ def test_pages_fit_a_phone_screen(browser: Any, live_server: LiveServer, path: s
             assert box["x"] + box["width"] <= 375 and box["y"] + box["height"] <= (
                 header["y"] + header["height"]
             ), link.inner_text()
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("path", ["/tournaments", f"/games/{GAME}", "/bots/greedy", "/games"])
@@ -502,9 +509,7 @@ def test_words_in_tables_stay_whole_at_desktop_width(
 ) -> None:
     # With every cell free to break anywhere, the table's layout squeezed short columns to a
     # few letters while the row had room: "standar d", "finishe d", "repla y".
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
-    try:
-        page = context.new_page()
+    with _page(browser, 1366, 900) as page:
         page.goto(live_server.base + path)
         split = page.evaluate(
             """() => Array.from(document.querySelectorAll('table.data td')).filter(td => {
@@ -518,21 +523,15 @@ def test_words_in_tables_stay_whole_at_desktop_width(
             }).map(td => td.textContent.trim())"""
         )
         assert split == [], split
-    finally:
-        context.close()
 
 
 def test_a_long_address_in_an_error_wraps_rather_than_widen_the_page(
     browser: Any, live_server: LiveServer
 ) -> None:
     # The 404 quoting a 3,000-character game id was 29,812 px wide on a phone.
-    context = browser.new_context(viewport={"width": 375, "height": 800})
-    try:
-        page = context.new_page()
+    with _page(browser, 375, 800) as page:
         assert page.goto(f"{live_server.base}/games/{'x' * 3000}").status == 404
         assert page.evaluate("document.documentElement.scrollWidth") <= 375
-    finally:
-        context.close()
 
 
 def test_long_names_wrap_rather_than_widen_the_page(browser: Any, live_server: LiveServer) -> None:
@@ -543,9 +542,7 @@ def test_long_names_wrap_rather_than_widen_the_page(browser: Any, live_server: L
     name, version = "n" * 64, "9" * 64
     with open_database(live_server.site.url) as db:
         add_bot(db, name, version)
-    context = browser.new_context(viewport={"width": 375, "height": 800})
-    try:
-        page = context.new_page()
+    with _page(browser, 375, 800) as page:
         page.goto(f"{live_server.base}/bots/{name}/{version}")
         assert page.evaluate("document.documentElement.scrollWidth") <= 375
         page.set_viewport_size({"width": 1920, "height": 1000})
@@ -557,8 +554,6 @@ def test_long_names_wrap_rather_than_widen_the_page(browser: Any, live_server: L
         )
         box = page.locator("table.cross").locator("xpath=..")  # its .scroll box
         assert box.evaluate("b => b.scrollWidth <= b.clientWidth")  # every column in view
-    finally:
-        context.close()
 
 
 def test_a_long_bot_name_in_the_games_filter_stays_on_a_phone_screen(
@@ -570,9 +565,7 @@ def test_a_long_bot_name_in_the_games_filter_stays_on_a_phone_screen(
 
     with open_database(live_server.site.url) as db:
         add_bot(db, "n" * 64, "9" * 64)
-    context = browser.new_context(viewport={"width": 375, "height": 800})
-    try:
-        page = context.new_page()
+    with _page(browser, 375, 800) as page:
         page.goto(f"{live_server.base}/games")
         assert page.evaluate("document.documentElement.scrollWidth") <= 375
         for control in ("select[name=bot]", "select[name=fault]", "button:text('Show')"):
@@ -582,8 +575,6 @@ def test_a_long_bot_name_in_the_games_filter_stays_on_a_phone_screen(
         page.get_by_role("button", name="Show").click()
         page.wait_for_load_state()
         assert page.url.endswith("/games?bot=" + "n" * 64 + "&fault=")
-    finally:
-        context.close()
 
 
 def test_the_replay_perspective_buttons_wrap_on_a_narrow_phone(
@@ -591,9 +582,7 @@ def test_the_replay_perspective_buttons_wrap_on_a_narrow_phone(
 ) -> None:
     # The five buttons stayed on one line: at 320 px "Seat 3" ended 23 px off-screen (and the
     # page scrolled sideways), and at 375 "Full deal" broke over two lines.
-    context = browser.new_context(viewport={"width": 320, "height": 700})
-    try:
-        page = context.new_page()
+    with _page(browser, 320, 700) as page:
         page.goto(f"{live_server.base}/games/{GAME}/replay")
         page.wait_for_selector("#replay.ready")
         assert page.evaluate("document.documentElement.scrollWidth") <= 320
@@ -603,8 +592,6 @@ def test_the_replay_perspective_buttons_wrap_on_a_narrow_phone(
         assert len({round(b["height"]) for b in boxes}) == 1, boxes  # each on one line
         page.get_by_role("button", name="Seat 3").click()
         page.wait_for_function("document.getElementById('replay').dataset.perspective === '3'")
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("width", [768, 1024])
@@ -625,9 +612,7 @@ def test_wide_tables_scroll_in_their_box_on_a_tablet(
     # Tables scrolled in their own box only below 700 px: from there to some 1,100 px they
     # widened the page (the leaderboard to 818 px at 768) or spilled out of their panel (the
     # game's seats table, in half the page's width, by 190 px at 901).
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    try:
-        page = context.new_page()
+    with _page(browser, width, 900) as page:
         page.goto(live_server.base + path)
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         spilled = page.evaluate(
@@ -639,8 +624,6 @@ def test_wide_tables_scroll_in_their_box_on_a_tablet(
             }).map(t => t.querySelector('th').textContent)"""
         )
         assert spilled == [], spilled
-    finally:
-        context.close()
 
 
 def test_each_page_title_says_which_page_it_is(tab: Tab, live_server: LiveServer) -> None:
@@ -757,9 +740,7 @@ def test_numbers_in_tables_stay_on_one_line_on_a_phone(
 ) -> None:
     # At 375 px a standings row's W–D–L broke at its dashes, "3–" over "0–" over "3", which
     # reads as three numbers: the table scrolls in its box, so a number need not wrap.
-    context = browser.new_context(viewport={"width": 375, "height": 800})
-    try:
-        page = context.new_page()
+    with _page(browser, 375, 800) as page:
         page.goto(live_server.base + path)
         split = page.evaluate(
             """() => Array.from(document.querySelectorAll('table.data td.num')).filter(cell => {
@@ -771,8 +752,6 @@ def test_numbers_in_tables_stay_on_one_line_on_a_phone(
             }).map(cell => cell.textContent.trim())"""
         )
         assert split == [], split
-    finally:
-        context.close()
 
 
 def test_a_disabled_bot_is_greyed_but_readable(tab: Tab, live_server: LiveServer) -> None:
@@ -793,9 +772,7 @@ def test_a_disabled_bot_is_greyed_but_readable(tab: Tab, live_server: LiveServer
 def test_the_elo_chart_labels_are_legible_on_a_phone(browser: Any, live_server: LiveServer) -> None:
     # The chart is drawn 720 units wide and scaled to its panel: at 375 px, to some 320 px,
     # its 11-unit labels (the Elo scale, the games, the latest Elo) were 5 px high.
-    context = browser.new_context(viewport={"width": 375, "height": 800})
-    try:
-        page = context.new_page()
+    with _page(browser, 375, 800) as page:
         page.goto(f"{live_server.base}/bots/greedy")
         labels = page.locator("svg.chart text.tick")
         assert labels.count() > 3
@@ -806,8 +783,6 @@ def test_the_elo_chart_labels_are_legible_on_a_phone(browser: Any, live_server: 
         assert min(sizes) >= 9, sizes
         boxes = [labels.nth(i).bounding_box() for i in range(labels.count())]
         assert all(b["x"] >= 0 and b["x"] + b["width"] <= 375 for b in boxes), boxes
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize(
