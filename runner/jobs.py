@@ -9,17 +9,20 @@ import os
 import re
 import signal
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import redis
 from redis.exceptions import LockError, LockNotOwnedError
 from redis.lock import Lock
+from sqlalchemy.exc import OperationalError
 
 from arena.config import agents_game_master, database_url, env
 from arena.errors import ArenaError
 from arena.gamemaster.client import GameMasterClient
 from arena.storage import Database, open_database
+from arena.storage.database import driver_reason
 from arena.storage.errors import SchemaTooNew
 from runner.periodic import every
 from runner.redis_conn import REDIS_DOWN
@@ -39,6 +42,9 @@ RATINGS_LOCK_POLL = 0.005
 
 # How the scheduler names a night (runner/scheduler.py); anything else is a job not queued by it.
 NIGHT = re.compile(r"\d{8}-\d{4}")
+
+# How often a set taken while the database does not answer asks it again (_database_answers).
+DATABASE_POLL_S = 2.0
 
 # Why this worker stops for good, once a job has found the database upgraded by a newer arena
 # (worker.py exits EXIT_OUTDATED): played on, it would write what the new schema means
@@ -71,6 +77,10 @@ def _connection() -> redis.Redis:
     from runner.redis_conn import connect
 
     return connect()
+
+
+class DatabaseDown(ArenaError):
+    """The database did not answer as a set was taken; the set was not started."""
 
 
 class RatingsDeferred(ArenaError):
@@ -139,6 +149,7 @@ def run_game_set(set_id: str) -> dict[str, Any]:
     """Play and record one game set (a no-op if it is already done)."""
     from runner.tournament import run_game_set as run
 
+    _database_answers(set_id)
     if not _schema_still_ours():
         # Untouched, the set stays queued; the reconciler of an up-to-date worker enqueues it.
         return {"set_id": set_id, "recorded": False, "state": "not played", "reason": outdated}
@@ -159,6 +170,43 @@ def run_game_set(set_id: str) -> dict[str, Any]:
         outcome.attempts,
     )
     return outcome.to_dict()
+
+
+def _database_answers(set_id: str) -> None:
+    """Return once the database answers. A set taken while it does not waits for it, as one
+    waits for a game master: failing at once, every job on the queue went through RQ's retries
+    into its failed jobs within a second, a traceback per try, until the reconciler queued them
+    again once the database was back. After DATABASE_WAIT_S, or once the worker is asked to
+    stop, DatabaseDown: the set, not started, is queued again by RQ's retry or the reconciler."""
+    from runner.tournament import DATABASE_WAIT_S
+
+    deadline = time.monotonic() + DATABASE_WAIT_S
+    waited = False
+    while True:
+        try:
+            with database().engine.connect() as conn:
+                conn.exec_driver_sql("SELECT 1")
+        except OperationalError as exc:
+            why = f"the database at {database().shown_url} does not answer ({driver_reason(exc)})"
+            if stopping.is_set() or time.monotonic() + DATABASE_POLL_S > deadline:
+                raise DatabaseDown(
+                    f"set {set_id}: {why}; not started, it stays queued and is played once the "
+                    "database answers (check that it runs and that ARENA_DATABASE_URL reaches it)"
+                ) from None
+            if not waited:
+                log.warning(
+                    "set %s waits: %s; asking again every %.0f s for up to %.0f s",
+                    set_id,
+                    why,
+                    DATABASE_POLL_S,
+                    DATABASE_WAIT_S,
+                )
+                waited = True
+            time.sleep(DATABASE_POLL_S)
+            continue
+        if waited:
+            log.warning("set %s: the database answers again; playing it", set_id)
+        return
 
 
 def _schema_still_ours() -> bool:

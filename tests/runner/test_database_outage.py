@@ -1,9 +1,11 @@
 """A database that goes away while a set's games are played costs neither the games nor an
-attempt: storing them waits for it (real PostgreSQL, its role refused logins for a while)."""
+attempt: storing them waits for it; one that is away as a worker takes a set costs the set a
+wait, not RQ's retries (real PostgreSQL, its role refused logins for a while)."""
 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 
@@ -14,7 +16,7 @@ from arena.gamemaster.client import GameMasterClient
 from arena.storage import open_database, repo
 from runner.tournament import SetOutcome, create_tournament, run_game_set
 from tests.conftest import POSTGRES_URL, _require_postgres
-from tests.runner.conftest import QUICK, game_is_open, wait_for
+from tests.runner.conftest import QUICK, Workers, game_is_open, wait_for
 
 
 @pytest.fixture
@@ -49,6 +51,16 @@ def _logins(admin: Engine, role: str, *, allowed: bool) -> None:
             )
 
 
+def _own_url(role: str) -> str:
+    """The test's PostgreSQL URL as `role`, in the role's own schema."""
+    return (
+        make_url(POSTGRES_URL)
+        .set(username=role)
+        .update_query_dict({"options": f"-csearch_path={role}"})
+        .render_as_string(hide_password=False)
+    )
+
+
 def test_played_games_wait_for_a_database_that_went_away(
     arena_env: dict[str, str],
     register: Callable[..., list[str]],
@@ -57,12 +69,7 @@ def test_played_games_wait_for_a_database_that_went_away(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     admin, role = own_role
-    url = (
-        make_url(POSTGRES_URL)
-        .set(username=role)
-        .update_query_dict({"options": f"-csearch_path={role}"})
-        .render_as_string(hide_password=False)
-    )
+    url = _own_url(role)
     sqlite_url = arena_env["ARENA_DATABASE_URL"]
     arena_env["ARENA_DATABASE_URL"] = url
     monkeypatch.setenv("ARENA_DATABASE_URL", url)
@@ -90,5 +97,61 @@ def test_played_games_wait_for_a_database_that_went_away(
             assert outcome.recorded and outcome.state == "done" and outcome.attempts == 1
             with db.session() as session:
                 assert len(repo.list_games(session, tournament_id=t.id)) == 2
+    finally:
+        arena_env["ARENA_DATABASE_URL"] = sqlite_url  # for the fixture's clean-up
+
+
+def test_a_set_taken_while_the_database_is_away_waits_for_it(
+    arena_env: dict[str, str],
+    register: Callable[..., list[str]],
+    own_role: tuple[Engine, str],
+    workers: Workers,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A worker that found the database away as it took a set failed the job at once, and RQ's
+    # retries with it: a tournament's whole queue went to RQ's failed jobs within a second, a
+    # page of traceback per try, until the database answered and the reconciler queued it all
+    # again. Now the set waits for the database, queued and its attempts untouched.
+    from runner import redis_conn
+    from runner.queue import LIVE_STATES, arena_queue, enqueue_game_sets, fetch_job
+
+    admin, role = own_role
+    url = _own_url(role)
+    sqlite_url = arena_env["ARENA_DATABASE_URL"]
+    arena_env["ARENA_DATABASE_URL"] = url
+    monkeypatch.setenv("ARENA_DATABASE_URL", url)
+    try:
+        register("greedy", "random")
+        with open_database(url) as db:
+            connection = redis_conn.connect()
+            workers.env["ARENA_DATABASE_URL"] = url
+            # Its reconciler passes once, at start: the sets are queued here, not by it.
+            workers.start(count=1, reconcile_every=3600)
+            wait_for(lambda: "Listening on" in workers.log(), 60, "a worker on the queue")
+            t = create_tournament(
+                db, format="round-robin", bots=None, sets=2, ruleset=QUICK, seed=1
+            )
+            with db.session() as session:
+                set_ids = [s.id for s in repo.list_game_sets(session, t.id)]
+            _logins(admin, role, allowed=False)
+            enqueue_game_sets(arena_queue(connection), set_ids)
+            time.sleep(4)  # the worker takes a set
+            for set_id in set_ids:
+                job = fetch_job(connection, set_id)
+                assert job is not None and job.get_status() in LIVE_STATES, set_id
+            assert "Traceback" not in workers.log()
+            assert "waits: the database" in workers.log()
+            _logins(admin, role, allowed=True)
+
+            def settled() -> bool:
+                with db.session() as session:
+                    sets = repo.list_game_sets(session, t.id)
+                    return all(s.state == "done" for s in sets)
+
+            wait_for(settled, 120, "both sets played once the database answers")
+            with db.session() as session:
+                assert [s.attempts for s in repo.list_game_sets(session, t.id)] == [1, 1]
+                assert len(repo.list_games(session, tournament_id=t.id)) == 4
+            assert "the database answers again" in workers.log()
     finally:
         arena_env["ARENA_DATABASE_URL"] = sqlite_url  # for the fixture's clean-up
