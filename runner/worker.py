@@ -156,6 +156,18 @@ class ArenaWorker(SimpleWorker):
 
     def handle_exception(self, job: Job, *exc_info: Any) -> None:
         error = exc_info[1]
+        if isinstance(error, OperationalError):
+            # The database went away mid-set (restarted, failed over, its connections ended):
+            # the driver's reason is what helps, not a page of traceback with the SQL in it.
+            self.log.error(
+                "Worker %s: job %s failed: the database did not answer (%s); the set is run "
+                "again (RQ's retry, or the reconciler once the database answers), and a set "
+                "it had recorded is not recorded twice",
+                self.name,
+                job.id,
+                driver_reason(error),
+            )
+            return
         if not isinstance(error, ArenaError):
             super().handle_exception(job, *exc_info)  # a bug: the traceback helps
             return

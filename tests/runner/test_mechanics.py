@@ -31,6 +31,7 @@ from tests.runner.conftest import (
     RedisServer,
     Workers,
     arena,
+    free_port,
     game_is_open,
     wait_for,
 )
@@ -1439,6 +1440,40 @@ def test_a_set_failing_with_the_arenas_own_error_logs_its_message_not_a_tracebac
             assert "Traceback" not in caplog.text
         else:
             assert "Traceback" in caplog.text and "KeyError: 'a bug'" in caplog.text
+
+
+def test_a_set_failing_as_the_database_goes_away_logs_a_line_not_a_traceback(
+    arena_env: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # A database connection ended mid-set (a restart, a failover) failed the job with RQ's page
+    # of traceback, the SQL statement and SQLAlchemy's link in it, the driver's reason in the
+    # middle; killing the connections of a running tournament logged a dozen of them.
+    from rq.job import Job
+    from rq.serializers import JSONSerializer
+    from sqlalchemy import create_engine
+    from sqlalchemy.exc import OperationalError
+
+    from runner import redis_conn
+    from runner.worker import make_worker
+
+    connection = redis_conn.connect()
+    worker = make_worker(connection, arena_env["ARENA_QUEUE"])
+    job = Job.create(
+        "runner.jobs.run_game_set", args=("t-x-set-00000",), connection=connection,
+        serializer=JSONSerializer,
+    )  # fmt: skip
+    nowhere = create_engine(f"postgresql+psycopg://arena@127.0.0.1:{free_port()}/arena")
+    try:
+        with nowhere.connect():
+            pass
+    except OperationalError:
+        with caplog.at_level("ERROR", logger="rq.worker"):
+            worker.handle_exception(job, *sys.exc_info())
+    [logged] = caplog.records
+    message = logged.getMessage()
+    assert f"job {job.id} failed: the database did not answer (connection failed:" in message
+    assert "Connection refused" in message and "not recorded twice" in message
+    assert "Traceback" not in caplog.text and "sqlalche.me" not in caplog.text
 
 
 def test_the_ratings_lock_of_a_killed_worker_holds_the_others_up_seconds_not_minutes(
