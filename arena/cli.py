@@ -127,6 +127,12 @@ def _run(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print(f"arena {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        gone = _database_gone(exc)
+        if gone is None:
+            raise
+        print(f"arena {args.command}: {gone}", file=sys.stderr)
+        return 2
     except OSError as exc:
         if exc.filename is None:  # not a file the user named: a bug, whose traceback helps
             raise
@@ -134,6 +140,24 @@ def _run(argv: Sequence[str] | None) -> int:
         # to be written, a file where a directory is): say which, not a traceback.
         print(f"arena {args.command}: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 2
+
+
+def _database_gone(exc: Exception) -> str | None:
+    """What to say of a database that stopped answering during the command (restarted, its
+    connection ended: `tournament status --follow` outlives such things), or None for any other
+    error. Opening one that does not answer is said where it is opened (DatabaseUnavailable)."""
+    if "sqlalchemy" not in sys.modules:  # most commands never import it
+        return None
+    from sqlalchemy.exc import OperationalError
+
+    from arena.storage.database import driver_reason
+
+    if not isinstance(exc, OperationalError):
+        return None
+    return (
+        f"the database at {hide_password(database_url())} did not answer "
+        f"({driver_reason(exc)}); try again once it answers"
+    )
 
 
 def _looked_in_vain(exc: ArenaError) -> bool:

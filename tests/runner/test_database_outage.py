@@ -4,6 +4,8 @@ wait, not RQ's retries (real PostgreSQL, its role refused logins for a while).""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 import time
 import uuid
@@ -16,7 +18,7 @@ from arena.gamemaster.client import GameMasterClient
 from arena.storage import open_database, repo
 from runner.tournament import SetOutcome, create_tournament, run_game_set
 from tests.conftest import POSTGRES_URL, _require_postgres
-from tests.runner.conftest import QUICK, Workers, game_is_open, wait_for
+from tests.runner.conftest import ARENA, QUICK, ROOT, Workers, game_is_open, wait_for
 
 
 @pytest.fixture
@@ -153,5 +155,49 @@ def test_a_set_taken_while_the_database_is_away_waits_for_it(
                 assert [s.attempts for s in repo.list_game_sets(session, t.id)] == [1, 1]
                 assert len(repo.list_games(session, tournament_id=t.id)) == 4
             assert "the database answers again" in workers.log()
+    finally:
+        arena_env["ARENA_DATABASE_URL"] = sqlite_url  # for the fixture's clean-up
+
+
+def test_a_command_whose_database_goes_away_says_so_in_a_line(
+    arena_env: dict[str, str],
+    register: Callable[..., list[str]],
+    own_role: tuple[Engine, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `arena tournament status --follow` across a database restart (or its connection ended)
+    # died with a page of SQLAlchemy traceback, the SQL of its query in it.
+    admin, role = own_role
+    url = _own_url(role)
+    sqlite_url = arena_env["ARENA_DATABASE_URL"]
+    arena_env["ARENA_DATABASE_URL"] = url
+    monkeypatch.setenv("ARENA_DATABASE_URL", url)
+    try:
+        register("greedy", "random")
+        with open_database(url) as db:
+            t = create_tournament(
+                db, format="round-robin", bots=None, sets=1, ruleset=QUICK, seed=1
+            )
+        follow = subprocess.Popen(
+            [*ARENA, "tournament", "status", t.id, "--follow", "--interval", "0.2"],
+            env={**os.environ, **arena_env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        try:
+            assert follow.stdout is not None
+            assert follow.stdout.readline().startswith(f"tournament {t.id}:")
+            _logins(admin, role, allowed=False)
+            out, err = follow.communicate(timeout=60)
+        finally:
+            follow.kill()
+        assert follow.returncode == 2, err
+        assert "Traceback" not in err
+        [line] = err.splitlines()
+        assert line.startswith("arena tournament: the database at postgresql+psycopg://")
+        assert "did not answer (" in line  # the driver's reason: its connection ended, say
+        assert line.endswith("try again once it answers")
     finally:
         arena_env["ARENA_DATABASE_URL"] = sqlite_url  # for the fixture's clean-up
