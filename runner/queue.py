@@ -160,6 +160,20 @@ LIVE_STATES = {
 }
 
 
+def without_live_job(connection: redis.Redis, set_ids: Sequence[str]) -> list[str]:
+    """The sets that have no job RQ will still run (none at all, or one ended), in one round
+    trip."""
+    pipe = connection.pipeline()
+    for set_id in set_ids:
+        pipe.hget(Job.key_for(set_id), "status")
+    live = {state.value for state in LIVE_STATES}
+    return [
+        set_id
+        for set_id, status in zip(set_ids, pipe.execute(), strict=True)
+        if status is None or status.decode() not in live
+    ]
+
+
 def enqueue_game_sets(queue: Queue, set_ids: Iterable[str], *, replace_ended: bool = False) -> int:
     """Enqueue the sets that have no job yet, in one round trip; returns how many. With
     `replace_ended`, a set whose job has ended (failed, say) gets a new one; a live job (queued,

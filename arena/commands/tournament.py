@@ -336,10 +336,11 @@ def status_line(
     return "  ".join(parts)
 
 
-def no_worker(database: str) -> str | None:
+def no_worker(database: str, queued: Sequence[str] = ()) -> str | None:
     """Why no set is played, if that is that no worker could take one: none listens on the
-    queue, Redis is not there, or they store sets in another database than `database`, the
-    tournament's. None when a worker that could take one listens: it is busy."""
+    queue, Redis is not there, they store sets in another database than `database`, the
+    tournament's, or none of its `queued` sets has a job on the queue. None when a worker that
+    could take one listens and there is one to take: it is busy."""
     from runner import queue, redis_conn
 
     connection = redis_conn.answering()
@@ -356,6 +357,18 @@ def no_worker(database: str) -> str | None:
         return (
             f"the workers on queue {name!r} store game sets in {', '.join(theirs)}, not in this "
             "tournament's database: start workers on this one"
+        )
+    try:
+        jobless = len(queue.without_live_job(connection, queued)) if queued else 0
+    except redis_conn.REDIS_DOWN:
+        jobless = 0
+    if queued and jobless == len(queued):
+        # Idle workers, not busy ones: nothing for them to take until the reconciler queues it.
+        sets, it = ("set", "it") if jobless == 1 else ("sets", "them")
+        return (
+            f"no job on queue {name!r} for its {jobless} queued {sets} (stored with "
+            f"--no-enqueue, lost by Redis, or ended): a worker's reconciler queues {it} within "
+            "--reconcile-every (15 s unless set)"
         )
     return None
 
@@ -382,8 +395,9 @@ def _status(args: argparse.Namespace) -> int:
                 t = repo.get_tournament(session, args.tournament_id)
                 progress = repo.tournament_progress(session, t.id)
                 waiting = repo.waiting_reason(session, t.id)
-            quiet = progress.stalled and not waiting and not progress.silent
-            idle = no_worker(db.shown_url) if quiet else None
+                quiet = progress.stalled and not waiting and not progress.silent
+                queued = _queued_sets(session, t.id) if quiet else []
+            idle = no_worker(db.shown_url, queued) if quiet else None
             line = status_line(t, progress, waiting=waiting, no_worker=idle)
             if line != last:
                 print(
@@ -406,6 +420,12 @@ def _status(args: argparse.Namespace) -> int:
             _print_results(db, t.id)
             _print_match_test(db, t.id)
     return 0
+
+
+def _queued_sets(session: Session, tournament_id: str) -> list[str]:
+    from arena.storage import repo
+
+    return [s.id for s in repo.list_game_sets(session, tournament_id, state="queued")]
 
 
 def _status_json(args: argparse.Namespace) -> int:

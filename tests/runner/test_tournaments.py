@@ -297,6 +297,26 @@ def test_the_status_of_a_tournament_no_worker_can_play_says_why(
     assert "no worker can take a set: Redis (redis://127.0.0.1:" in status.stdout, status.stdout
 
 
+def test_the_status_of_sets_without_a_job_does_not_blame_busy_workers(
+    arena_env: dict[str, str], register: Callable[..., list[str]], workers: Workers
+) -> None:
+    # Sets stored with no job on the queue (`--no-enqueue`, or jobs Redis lost as it came back
+    # empty, or all failed while the database was away) were said to be "waiting for a free
+    # worker" with every worker idle: it is the reconciler they wait for.
+    register("random", "greedy")
+    workers.start(count=1, reconcile_every=3600)  # passes once, at start: before the tournament
+    wait_for(lambda: "Listening on" in workers.log(), 60, "a worker on the queue")
+    tid = _create(arena_env, "--sets", "1", "--no-enqueue")
+    status = arena(arena_env, "tournament", "status", tid)
+    queue = arena_env["ARENA_QUEUE"]
+    assert "waiting for a free worker" not in status.stdout, status.stdout
+    assert status.stdout.rstrip().endswith(
+        f"no job on queue {queue!r} for its 1 queued set (stored with --no-enqueue, lost by "
+        "Redis, or ended): a worker's reconciler queues it within --reconcile-every (15 s "
+        "unless set)"
+    ), status.stdout
+
+
 def test_the_status_of_a_gauntlet_names_its_champion(
     arena_env: dict[str, str], register: Callable[..., list[str]]
 ) -> None:
