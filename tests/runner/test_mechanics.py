@@ -1409,22 +1409,28 @@ def _count(log: Path, text: str) -> int:
     return log.read_text().count(text)
 
 
-def test_a_set_failing_with_the_arenas_own_error_logs_its_message_not_a_traceback(
-    arena_env: dict[str, str], caplog: pytest.LogCaptureFixture
-) -> None:
+def _worker_and_job(queue: str) -> tuple[Any, Any]:
+    """A worker on the queue and a game set's job, for its handle_exception to be shown."""
     from rq.job import Job
     from rq.serializers import JSONSerializer
 
     from runner import redis_conn
-    from runner.gameset import GameAborted
     from runner.worker import make_worker
 
     connection = redis_conn.connect()
-    worker = make_worker(connection, arena_env["ARENA_QUEUE"])
     job = Job.create(
         "runner.jobs.run_game_set", args=("t-x-set-00000",), connection=connection,
         serializer=JSONSerializer,
     )  # fmt: skip
+    return make_worker(connection, queue), job
+
+
+def test_a_set_failing_with_the_arenas_own_error_logs_its_message_not_a_traceback(
+    arena_env: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    from runner.gameset import GameAborted
+
+    worker, job = _worker_and_job(arena_env["ARENA_QUEUE"])
     for error in (GameAborted("game g0 was aborted: no reason"), KeyError("a bug")):
         caplog.clear()
         try:
@@ -1448,20 +1454,10 @@ def test_a_set_failing_as_the_database_goes_away_logs_a_line_not_a_traceback(
     # A database connection ended mid-set (a restart, a failover) failed the job with RQ's page
     # of traceback, the SQL statement and SQLAlchemy's link in it, the driver's reason in the
     # middle; killing the connections of a running tournament logged a dozen of them.
-    from rq.job import Job
-    from rq.serializers import JSONSerializer
     from sqlalchemy import create_engine
     from sqlalchemy.exc import OperationalError
 
-    from runner import redis_conn
-    from runner.worker import make_worker
-
-    connection = redis_conn.connect()
-    worker = make_worker(connection, arena_env["ARENA_QUEUE"])
-    job = Job.create(
-        "runner.jobs.run_game_set", args=("t-x-set-00000",), connection=connection,
-        serializer=JSONSerializer,
-    )  # fmt: skip
+    worker, job = _worker_and_job(arena_env["ARENA_QUEUE"])
     nowhere = create_engine(f"postgresql+psycopg://arena@127.0.0.1:{free_port()}/arena")
     try:
         with nowhere.connect():
