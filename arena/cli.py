@@ -127,18 +127,18 @@ def _run(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print(f"arena {args.command}: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:
-        gone = _database_gone(exc)
-        if gone is None:
-            raise
-        print(f"arena {args.command}: {gone}", file=sys.stderr)
-        return 2
     except OSError as exc:
         if exc.filename is None:  # not a file the user named: a bug, whose traceback helps
             raise
         # A path given on the command line that cannot be used (a directory where a file is
         # to be written, a file where a directory is): say which, not a traceback.
         print(f"arena {args.command}: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # after OSError, which it would otherwise take first
+        gone = _database_gone(exc)
+        if gone is None:
+            raise
+        print(f"arena {args.command}: {gone}", file=sys.stderr)
         return 2
 
 
