@@ -43,7 +43,7 @@ RATINGS_LOCK_POLL = 0.005
 # How the scheduler names a night (runner/scheduler.py); anything else is a job not queued by it.
 NIGHT = re.compile(r"\d{8}-\d{4}")
 
-# How often a set taken while the database does not answer asks it again (_database_answers).
+# How often a set taken while the database does not answer asks it again.
 DATABASE_POLL_S = 2.0
 
 # Why this worker stops for good, once a job has found the database upgraded by a newer arena
@@ -149,8 +149,7 @@ def run_game_set(set_id: str) -> dict[str, Any]:
     """Play and record one game set (a no-op if it is already done)."""
     from runner.tournament import run_game_set as run
 
-    _database_answers(set_id)
-    if not _schema_still_ours():
+    if not _schema_still_ours(set_id):
         # Untouched, the set stays queued; the reconciler of an up-to-date worker enqueues it.
         return {"set_id": set_id, "recorded": False, "state": "not played", "reason": outdated}
 
@@ -172,8 +171,9 @@ def run_game_set(set_id: str) -> dict[str, Any]:
     return outcome.to_dict()
 
 
-def _database_answers(set_id: str) -> None:
-    """Return once the database answers. A set taken while it does not waits for it, as one
+def _check_schema_once_it_answers(set_id: str) -> None:
+    """The schema check (SchemaTooNew), once the database answers: its query is the one that
+    tells. A set taken while it does not waits for it, as one
     waits for a game master: failing at once, every job on the queue went through RQ's retries
     into its failed jobs within a second, a traceback per try, until the reconciler queued them
     again once the database was back. After DATABASE_WAIT_S, or once the worker is asked to
@@ -184,8 +184,7 @@ def _database_answers(set_id: str) -> None:
     waited = False
     while True:
         try:
-            with database().engine.connect() as conn:
-                conn.exec_driver_sql("SELECT 1")
+            database().check_schema()
         except OperationalError as exc:
             why = f"the database at {database().shown_url} does not answer ({driver_reason(exc)})"
             if stopping.is_set() or time.monotonic() + DATABASE_POLL_S > deadline:
@@ -209,10 +208,10 @@ def _database_answers(set_id: str) -> None:
         return
 
 
-def _schema_still_ours() -> bool:
+def _schema_still_ours(set_id: str) -> bool:
     global outdated
     try:
-        database().check_schema()
+        _check_schema_once_it_answers(set_id)
     except SchemaTooNew as exc:
         outdated = str(exc)
         log.error("%s; this worker stops and leaves its sets to the new arena's workers", exc)
