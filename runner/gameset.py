@@ -340,7 +340,7 @@ def _filed_as(record: str, game_id: str) -> str:
         header = json.loads(head)
     except ValueError:
         return record  # no record to speak of (an aborted game's is empty)
-    if not isinstance(header, dict) or header.get("game_id", game_id) == game_id:
+    if not isinstance(header, dict):
         return record
     header["game_id"] = game_id
     return dumps(header) + newline + rest
@@ -430,7 +430,9 @@ def play_game(
         timings(GameTiming(launched - started, played - launched, stopped - played))
     for seat, error in launch_errors.items():
         deaths[seat] = (f"could not be started: {error}", "")
-    record = _filed_as(result.record, game_id)
+    record = result.record
+    if opened.game_id != game_id:
+        record = _filed_as(record, game_id)
     stats = result.seats
     return GameResult(
         game_index=game_index,
